@@ -1,0 +1,79 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Beckon",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "APNSCore", targets: ["APNSCore"]),
+        .library(name: "APNS", targets: ["APNS"]),
+        .library(name: "APNSEmulator", targets: ["APNSEmulator"]),
+        .executable(name: "beckon", targets: ["beckon"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+    ],
+    targets: [
+        // The APNs model: typed notifications, payload encoding, responses. No networking.
+        .target(name: "APNSCore", dependencies: []),
+        // The provider client: tokens, HTTP/2 pool, retries, metrics.
+        .target(
+            name: "APNS",
+            dependencies: [
+                "APNSCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        // An APNs-compatible HTTP/2 server with Apple's validation and fault injection.
+        .target(
+            name: "APNSEmulator",
+            dependencies: [
+                "APNSCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "beckon",
+            dependencies: [
+                "APNSCore", "APNS", "APNSEmulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(name: "APNSCoreTests", dependencies: ["APNSCore"]),
+        .testTarget(
+            name: "APNSTests",
+            dependencies: [
+                "APNS", "APNSCore", "APNSEmulator",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

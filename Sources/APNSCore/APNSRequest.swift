@@ -1,0 +1,65 @@
+import Foundation
+
+/// One request, ready for any transport: `:path`, headers and body, with Apple's limits checked.
+public struct APNSRequest: Sendable, Hashable {
+    public var deviceToken: APNSDeviceToken
+    public var pushType: APNSPushType
+    public var topic: String
+    public var priority: APNSPriority
+    public var expiration: APNSExpiration
+    public var collapseID: String?
+    /// Always set: the client picks one when the caller did not, so every retry reuses it.
+    public var apnsID: UUID
+    public var payload: [UInt8]
+
+    /// Builds the request, shortening alert text to fit when the notification allows it.
+    public init<Notification: APNSNotification>(
+        _ notification: Notification, to deviceToken: APNSDeviceToken, bundleID: String
+    ) throws(APNSPayloadError) {
+        try notification.validate()
+        if let collapseID = notification.collapseID, collapseID.utf8.count > 64 {
+            throw .collapseIDTooLong(bytes: collapseID.utf8.count)  // Apple: at most 64 bytes.
+        }
+        let limit = Notification.pushType.maximumPayloadSize
+        var candidate = notification
+        var payload = candidate.encodedPayload()
+        while payload.count > limit {
+            guard candidate.truncate(by: payload.count - limit) else {
+                throw .tooLarge(size: payload.count, limit: limit)
+            }
+            payload = candidate.encodedPayload()
+        }
+        self.deviceToken = deviceToken
+        self.pushType = Notification.pushType
+        self.topic = notification.topic(forBundleID: bundleID)
+        self.priority = notification.priority
+        self.expiration = notification.expiration
+        self.collapseID = notification.collapseID
+        self.apnsID = notification.apnsID ?? UUID()
+        self.payload = payload
+    }
+
+    /// `:path` = `/3/device/<hex token>`.
+    public var path: String { "/3/device/" + deviceToken.hex }
+
+    /// The APNs headers (not the pseudo-headers, not `authorization`), in a stable order.
+    public var headers: [(name: String, value: String)] {
+        var headers: [(String, String)] = [
+            ("apns-push-type", pushType.rawValue),
+            ("apns-topic", topic),
+            ("apns-priority", String(priority.rawValue)),
+            ("apns-id", apnsID.uuidString.lowercased()),
+        ]
+        if let value = expiration.headerValue { headers.append(("apns-expiration", value)) }
+        if let collapseID { headers.append(("apns-collapse-id", collapseID)) }
+        return headers
+    }
+
+    public static func == (lhs: APNSRequest, rhs: APNSRequest) -> Bool {
+        lhs.deviceToken == rhs.deviceToken && lhs.apnsID == rhs.apnsID && lhs.payload == rhs.payload
+            && lhs.topic == rhs.topic && lhs.pushType == rhs.pushType && lhs.priority == rhs.priority
+            && lhs.expiration == rhs.expiration && lhs.collapseID == rhs.collapseID
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(apnsID) }
+}

@@ -1,0 +1,6 @@
+import ArgumentParser
+
+struct JWTCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "jwt")
+    func run() async throws {}
+}

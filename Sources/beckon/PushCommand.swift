@@ -1,0 +1,6 @@
+import ArgumentParser
+
+struct PushCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "push")
+    func run() async throws {}
+}
