@@ -1,0 +1,208 @@
+import APNSCore
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+
+/// Where a pool connects and how it authenticates.
+struct APNSEndpoint: Hashable, Sendable {
+    var host: String
+    var port: Int
+}
+
+/// The HTTP/2 connections to one APNs endpoint for one credential: drives `APNSPoolStateMachine`.
+final class APNSConnectionPool: Sendable {
+    private struct Pending {
+        var stream: APNSStreamRequest
+        var queueTimeout: Scheduled<Void>?
+    }
+
+    private struct State {
+        var machine: APNSPoolStateMachine
+        var pending: [APNSPoolStateMachine.RequestID: Pending] = [:]
+        var channels: [APNSPoolStateMachine.ConnectionID: Channel] = [:]
+        var nextRequestID = 0
+    }
+
+    let endpoint: APNSEndpoint
+    private let group: any EventLoopGroup
+    private let tlsContext: NIOSSLContext
+    private let configuration: APNSClientConfiguration
+    private let metrics: APNSMetrics
+    private let logger: Logger
+    private let state: NIOLockedValueBox<State>
+
+    init(
+        endpoint: APNSEndpoint, tlsContext: NIOSSLContext, group: any EventLoopGroup,
+        configuration: APNSClientConfiguration, metrics: APNSMetrics, logger: Logger
+    ) {
+        self.endpoint = endpoint
+        self.tlsContext = tlsContext
+        self.group = group
+        self.configuration = configuration
+        self.metrics = metrics
+        self.logger = logger
+        self.state = NIOLockedValueBox(
+            State(
+                machine: APNSPoolStateMachine(
+                    targetConnections: configuration.connectionsPerPool,
+                    maximumQueued: configuration.maximumQueuedRequests
+                )
+            )
+        )
+    }
+
+    /// Sends one request on some connection; the future fails with `APNSConnectionError` or `APNSPoolFailure`.
+    func execute(_ request: APNSRequest, authorization: String?, deadline: NIODeadline) -> EventLoopFuture<APNSResponse> {
+        let promise = group.any().makePromise(of: APNSResponse.self)
+        let stream = APNSStreamRequest(request: request, authorization: authorization, deadline: deadline, promise: promise)
+        let actions = state.withLockedValue { state in
+            let id = state.nextRequestID
+            state.nextRequestID += 1
+            state.pending[id] = Pending(stream: stream)
+            let actions = state.machine.request(id)
+            if !actions.contains(where: { $0.concerns(id) }) {
+                // Queued: it may wait only until its deadline.
+                state.pending[id]!.queueTimeout = promise.futureResult.eventLoop.scheduleTask(deadline: deadline) { [self] in
+                    self.queuedRequestExpired(id)
+                }
+            }
+            return actions
+        }
+        run(actions)
+        return promise.futureResult
+    }
+
+    /// Retires every connection; new ones replace them. Used after `ExpiredProviderToken`, which
+    /// can wedge a connection for good (apns.md B.3).
+    func retireAll() {
+        let actions = state.withLockedValue { state in
+            state.channels.keys.sorted().flatMap { state.machine.goingAway($0) }
+        }
+        run(actions)
+    }
+
+    func shutdown() async {
+        let (actions, channels) = state.withLockedValue { state in
+            (state.machine.shutDown(), Array(state.channels.values))
+        }
+        run(actions)
+        for channel in channels { try? await channel.closeFuture.get() }
+    }
+
+    var snapshot: (connections: Int, inFlight: Int, queued: Int) {
+        state.withLockedValue { ($0.machine.openConnections, $0.machine.inFlight, $0.machine.queuedCount) }
+    }
+
+    // MARK: Driving the state machine
+
+    private func run(_ actions: [APNSPoolStateMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .execute(let id, let connection):
+                let target: (Channel, Pending)? = state.withLockedValue { state in
+                    guard let pending = state.pending.removeValue(forKey: id) else { return nil }
+                    return state.channels[connection].map { ($0, pending) }
+                }
+                guard let (channel, pending) = target else { continue }
+                pending.queueTimeout?.cancel()
+                channel.writeAndFlush(pending.stream, promise: nil)
+            case .fail(let id, let failure):
+                let pending = state.withLockedValue { $0.pending.removeValue(forKey: id) }
+                pending?.queueTimeout?.cancel()
+                pending?.stream.promise.fail(failure)
+            case .connect(let connection):
+                connect(connection)
+            case .scheduleReconnect(let attempt):
+                let delay = configuration.reconnectBackoff.delay(attempt: attempt)
+                logger.warning("APNs connection failed; reconnecting", metadata: ["host": "\(endpoint.host)", "attempt": "\(attempt)", "delay": "\(delay)"])
+                group.any().scheduleTask(in: .nanoseconds(Int64(delay * 1e9))) { [self] in
+                    self.run(self.state.withLockedValue { $0.machine.reconnectDue() })
+                }
+            case .close(let connection):
+                let channel = state.withLockedValue { $0.channels[connection] }
+                channel?.close(promise: nil)
+            }
+        }
+        updateGauges()
+    }
+
+    private func updateGauges() {
+        let (connections, inFlight, queued) = snapshot
+        metrics.poolChanged(connections: connections, inFlight: inFlight, queued: queued)
+    }
+
+    private func queuedRequestExpired(_ id: APNSPoolStateMachine.RequestID) {
+        let pending: Pending? = state.withLockedValue { state in
+            state.machine.cancelQueued(id) ? state.pending.removeValue(forKey: id) : nil
+        }
+        pending?.stream.promise.fail(APNSConnectionError.deadlineExceeded)
+    }
+
+    private func handle(_ event: APNSConnectionEvent, on connection: APNSPoolStateMachine.ConnectionID) {
+        let actions: [APNSPoolStateMachine.Action] = state.withLockedValue { state in
+            switch event {
+            case .settings(let maxStreams):
+                return state.machine.settingsReceived(on: connection, maxStreams: maxStreams)
+            case .goingAway:
+                return state.machine.goingAway(connection)
+            case .streamClosed:
+                return state.machine.streamClosed(on: connection)
+            case .closed:
+                state.channels.removeValue(forKey: connection)
+                return state.machine.connectionClosed(connection)
+            }
+        }
+        if case .goingAway(let reason) = event {
+            logger.info("APNs connection going away", metadata: ["host": "\(endpoint.host)", "reason": "\(reason ?? "none")"])
+        }
+        run(actions)
+    }
+
+    private func connect(_ connection: APNSPoolStateMachine.ConnectionID) {
+        let endpoint = endpoint
+        let tlsContext = tlsContext
+        let pingInterval = configuration.pingInterval
+        let bootstrap = ClientBootstrap(group: group)
+            .connectTimeout(configuration.connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let tls = try NIOSSLClientHandler(
+                        context: tlsContext,
+                        serverHostname: endpoint.host.first?.isNumber == true || endpoint.host.contains(":") ? nil : endpoint.host
+                    )
+                    let handler = APNSConnectionHandler(
+                        authority: endpoint.host, pingInterval: pingInterval,
+                        onEvent: { [self] event in self.handle(event, on: connection) }
+                    )
+                    try channel.pipeline.syncOperations.addHandlers([
+                        tls,
+                        NIOHTTP2Handler(mode: .client, initialSettings: [
+                            HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
+                            HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+                            HTTP2Setting(parameter: .enablePush, value: 0),
+                        ]),
+                        handler,
+                    ])
+                    self.state.withLockedValue { $0.channels[connection] = channel }
+                }
+            }
+        bootstrap.connect(host: endpoint.host, port: endpoint.port).whenFailure { [self] error in
+            logger.warning("APNs connect failed", metadata: ["host": "\(endpoint.host)", "error": "\(error)"])
+            self.handle(.closed, on: connection)
+        }
+    }
+}
+
+extension APNSPoolStateMachine.Action {
+    /// Whether this action sends or fails the request (otherwise the request was queued).
+    func concerns(_ request: APNSPoolStateMachine.RequestID) -> Bool {
+        switch self {
+        case .execute(request, _), .fail(request, _): true
+        default: false
+        }
+    }
+}

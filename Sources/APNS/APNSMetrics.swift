@@ -1,0 +1,44 @@
+import APNSCore
+import Foundation
+import Metrics
+import NIOConcurrencyHelpers
+
+/// The client's swift-metrics instruments. Labels are documented in README.md.
+final class APNSMetrics: Sendable {
+    private let inFlight = Gauge(label: "apns_in_flight_requests")
+    private let queued = Gauge(label: "apns_queued_requests")
+    private let connections = Gauge(label: "apns_open_connections")
+    private let latency = Timer(label: "apns_request_duration_seconds")
+    private let retries = Counter(label: "apns_retries_total")
+    /// Counters are made once per (status, reason) and reused: the send path should not hit the
+    /// metrics factory's lock for every request.
+    private let responses = NIOLockedValueBox<[String: Counter]>([:])
+
+    func poolChanged(connections: Int, inFlight: Int, queued: Int) {
+        self.connections.record(connections)
+        self.inFlight.record(inFlight)
+        self.queued.record(queued)
+    }
+
+    func recordResponse(_ response: APNSResponse, duration: TimeInterval) {
+        latency.recordNanoseconds(Int64(duration * 1e9))
+        counter(status: String(response.status), reason: response.reason?.rawValue ?? "").increment()
+    }
+
+    /// Requests that got no HTTP answer: `kind` is deadline, overloaded, connection…
+    func recordFailure(_ kind: String) {
+        counter(status: "none", reason: kind).increment()
+    }
+
+    func recordRetry() { retries.increment() }
+
+    private func counter(status: String, reason: String) -> Counter {
+        let key = status + "/" + reason
+        return responses.withLockedValue { cache in
+            if let counter = cache[key] { return counter }
+            let counter = Counter(label: "apns_requests_total", dimensions: [("status", status), ("reason", reason)])
+            cache[key] = counter
+            return counter
+        }
+    }
+}
