@@ -57,9 +57,11 @@ let package = Package(
         .executableTarget(
             name: "beckon",
             dependencies: [
-                "APNSCore", "APNS", "APNSEmulator",
+                "APNSCore", "APNS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -68,11 +70,12 @@ let package = Package(
         .testTarget(
             name: "APNSTests",
             dependencies: [
-                "APNS", "APNSCore", "APNSEmulator",
+                "APNS", "APNSCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
     ],

@@ -1,6 +1,113 @@
+import APNS
+import APNSCore
 import ArgumentParser
+import Foundation
 
+/// `beckon push`: curl for APNs. One JSON line per notification; exit 0 only if all got 200.
 struct PushCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "push")
-    func run() async throws {}
+    static let configuration = CommandConfiguration(
+        commandName: "push",
+        abstract: "Send a notification to one or more device tokens.",
+        discussion: """
+            Prints one JSON line per token: {"token","status","apns_id","reason","timestamp"}.
+            Exits 0 only if every notification got 200, 1 if any was refused, 2 on a usage or connection error.
+            """
+    )
+
+    @OptionGroup var connection: APNSConnectionOptions
+    @OptionGroup var notification: NotificationOptions
+
+    @Option(name: .customLong("token"), help: "A device token in hex (repeatable).")
+    var tokens: [String] = []
+
+    @Option(name: .customLong("tokens-file"), help: "A file with one hex device token a line.")
+    var tokensFile: String?
+
+    func validate() throws {
+        if tokens.isEmpty && tokensFile == nil { throw ValidationError("give --token HEX or --tokens-file F") }
+    }
+
+    func run() async throws {
+        var hexTokens = tokens
+        if let tokensFile {
+            let text = try String(contentsOfFile: tokensFile, encoding: .utf8)
+            hexTokens += text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        // Check everything before sending anything.
+        var requests: [(String, APNSRequest)] = []
+        for hex in hexTokens {
+            do {
+                requests.append((hex, try notification.makeRequest(for: try APNSDeviceToken(hex: hex))))
+            } catch let error as APNSDeviceTokenError {
+                throw ValidationError("token \(hex.prefix(8))…: \(error)")
+            } catch let error as APNSPayloadError {
+                throw ValidationError("\(error)")
+            }
+        }
+
+        let client = APNSClient(configuration: try connection.clientConfiguration())
+        let credential = try connection.credential()
+        let environment = connection.environment
+        var allDelivered = true
+        var failed = false
+        await withTaskGroup(of: (String, Result<APNSResponse, APNSClientError>).self) { group in
+            var iterator = requests.makeIterator()
+            // At most 1000 in flight: enough to fill the connections, bounded for huge token files.
+            func addNext() {
+                guard let (hex, request) = iterator.next() else { return }
+                group.addTask {
+                    do throws(APNSClientError) {
+                        return (hex, .success(try await client.send(request, environment: environment, credential: credential)))
+                    } catch {
+                        return (hex, .failure(error))
+                    }
+                }
+            }
+            for _ in 0..<1000 { addNext() }
+            for await (hex, result) in group {
+                switch result {
+                case .success(let response):
+                    allDelivered = allDelivered && response.isSuccess
+                    print(PushResultLine(token: hex, response: response).json)
+                case .failure(let error):
+                    failed = true
+                    print(PushResultLine(token: hex, error: error).json)
+                }
+                addNext()
+            }
+        }
+        await client.shutdown()
+        if failed { throw ExitCode(2) }
+        if !allDelivered { throw ExitCode(1) }
+    }
+}
+
+/// One output line of `beckon push`.
+struct PushResultLine: Encodable {
+    var token: String
+    var status: Int?
+    var apns_id: String?
+    var reason: String?
+    /// For 410: when the token stopped being valid, in milliseconds since 1970 (as APNs sends it).
+    var timestamp: Int64?
+    var error: String?
+
+    init(token: String, response: APNSResponse) {
+        self.token = token
+        status = response.status
+        apns_id = response.apnsID?.uuidString.lowercased()
+        reason = response.reason?.rawValue
+        timestamp = response.timestamp.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+    }
+
+    init(token: String, error: APNSClientError) {
+        self.token = token
+        self.error = error.description
+    }
+
+    var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
 }

@@ -1,0 +1,92 @@
+import APNS
+import APNSCore
+import ArgumentParser
+import Foundation
+import NIOConcurrencyHelpers
+
+/// `beckon bench apns`: sends N notifications as fast as the pool allows and reports throughput
+/// and latency percentiles. Point it at the emulator (`--auto-register`), never at Apple.
+struct BenchAPNSCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apns",
+        abstract: "Measure the APNs client: throughput and latency p50/p99/p999."
+    )
+
+    @OptionGroup var connection: APNSConnectionOptions
+
+    @Option(help: "Notifications to send.") var count: Int = 100_000
+    @Option(help: "Notifications in flight at once (callers awaiting send).") var concurrency: Int = 1000
+    @Option(help: "Bundle id to push to.") var topic: String = "com.example.bench"
+    @Option(help: "Distinct random device tokens to spread the load over.") var tokens: Int = 1000
+    @Option(name: .customLong("body-size"), help: "Alert body length in bytes.") var bodySize: Int = 100
+
+    func validate() throws {
+        if connection.host == nil { throw ValidationError("benchmarks need --host (the emulator); they never target Apple") }
+        if count < 1 || concurrency < 1 || tokens < 1 { throw ValidationError("--count, --concurrency and --tokens must be positive") }
+    }
+
+    func run() async throws {
+        let client = APNSClient(configuration: try connection.clientConfiguration(maximumQueued: concurrency * 2))
+        let credential = try connection.credential()
+        let environment = connection.environment
+        let deviceTokens = try (0..<tokens).map { _ in try APNSDeviceToken(bytes: (0..<32).map { _ in UInt8.random(in: 0...255) }) }
+        let body = String(repeating: "x", count: bodySize)
+        let topic = topic
+
+        // Warm up: connections open and APNs raises the stream limit after a valid token.
+        for token in deviceTokens.prefix(connection.connections * 4) {
+            _ = try await client.send(APNSAlertNotification(alert: .init(body: body)), to: token, bundleID: topic, environment: environment, credential: credential)
+        }
+
+        let next = NIOLockedValueBox(0)
+        let started = ContinuousClock.now
+        let results = await withTaskGroup(of: ([Int64], Int, Int).self) { group in
+            for _ in 0..<min(concurrency, count) {
+                group.addTask {
+                    var latencies: [Int64] = []
+                    var refused = 0
+                    var failed = 0
+                    while true {
+                        let index = next.withLockedValue { value -> Int in defer { value += 1 }; return value }
+                        if index >= count { break }
+                        let notification = APNSAlertNotification(alert: .init(body: body))
+                        let sent = ContinuousClock.now
+                        do {
+                            let response = try await client.send(
+                                notification, to: deviceTokens[index % deviceTokens.count], bundleID: topic,
+                                environment: environment, credential: credential
+                            )
+                            if !response.isSuccess { refused += 1 }
+                        } catch {
+                            failed += 1
+                        }
+                        let elapsed = ContinuousClock.now - sent
+                        latencies.append(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+                    }
+                    return (latencies, refused, failed)
+                }
+            }
+            var all: ([Int64], Int, Int) = ([], 0, 0)
+            for await (latencies, refused, failed) in group {
+                all.0 += latencies
+                all.1 += refused
+                all.2 += failed
+            }
+            return all
+        }
+        let elapsed = ContinuousClock.now - started
+        await client.shutdown()
+
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let sorted = results.0.sorted()
+        func percentile(_ p: Double) -> String {
+            guard !sorted.isEmpty else { return "-" }
+            let index = min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)
+            return String(format: "%.2f ms", Double(sorted[max(index, 0)]) / 1e6)
+        }
+        print("notifications: \(count), connections: \(connection.connections), concurrency: \(concurrency)")
+        print(String(format: "elapsed: %.3f s, throughput: %.0f notifications/s", seconds, Double(count) / seconds))
+        print("latency p50: \(percentile(0.50)), p99: \(percentile(0.99)), p999: \(percentile(0.999))")
+        print("non-200 answers: \(results.1), failures without an answer: \(results.2)")
+    }
+}

@@ -1,0 +1,59 @@
+import APNSCore
+import Foundation
+import Testing
+
+@Suite struct APNSResponseTests {
+    @Test func everyDocumentedReasonRoundTripsWithItsStatus() {
+        #expect(APNSReason.documented.count == 32)
+        for reason in APNSReason.documented {
+            #expect(APNSReason(rawValue: reason.rawValue) == reason)
+            #expect(reason.status != nil)
+        }
+        #expect(APNSReason(rawValue: "Unregistered").status == 410)
+        #expect(APNSReason(rawValue: "TooManyProviderTokenUpdates").status == 429)
+        #expect(APNSReason(rawValue: "Shutdown").status == 503)
+    }
+
+    @Test func unknownReasonsAreKeptVerbatim() {
+        let reason = APNSReason(rawValue: "BadEnvironmentKeyInToken")
+        #expect(reason == .unknown("BadEnvironmentKeyInToken"))
+        #expect(reason.rawValue == "BadEnvironmentKeyInToken")
+    }
+
+    @Test func retryClassesFollowApple() {
+        for never in ["BadDeviceToken", "DeviceTokenNotForTopic", "Forbidden", "ExpiredToken", "Unregistered", "PayloadTooLarge"] {
+            #expect(APNSReason(rawValue: never).retryClass == .never)
+        }
+        for later in ["TooManyRequests", "InternalServerError", "ServiceUnavailable", "Shutdown"] {
+            #expect(APNSReason(rawValue: later).retryClass == .retryWithDelay)
+        }
+        #expect(APNSReason.badTopic.retryClass == .fixFirst)
+        #expect(APNSReason.expiredProviderToken.retryClass == .refreshTokenAndRetry)
+        // An unknown reason falls back on the status.
+        #expect(APNSResponse(status: 503, reason: .unknown("Brownout")).retryClass == .retryWithDelay)
+        #expect(APNSResponse(status: 400, reason: .unknown("Odd")).retryClass == .fixFirst)
+    }
+
+    @Test func errorBodyWithMillisecondTimestamp() {
+        let parsed = APNSResponse.parseErrorBody(Array(#"{"reason":"Unregistered","timestamp":1700000000123}"#.utf8))
+        #expect(parsed.reason == .unregistered)
+        #expect(parsed.timestamp == Date(timeIntervalSince1970: 1_700_000_000.123))
+        #expect(APNSResponse.parseErrorBody(Array("not json".utf8)).reason == nil)
+    }
+
+    @Test func deviceTokens() throws {
+        let token = try APNSDeviceToken(hex: String(repeating: "AB", count: 32))
+        #expect(token.hex == String(repeating: "ab", count: 32))
+        #expect(token.redacted == "abababab…")
+        #expect("\(token)".count < 12)
+        #expect(throws: APNSDeviceTokenError.notHex) { try APNSDeviceToken(hex: String(repeating: "zz", count: 32)) }
+        #expect(throws: APNSDeviceTokenError.badLength(10)) { try APNSDeviceToken(hex: "0123456789") }
+        #expect(try APNSDeviceToken(bytes: [0x00, 0xff] + Array(repeating: 1, count: 30)).hex.hasPrefix("00ff01"))
+    }
+
+    @Test func pushTypeTopicsAndLimits() {
+        #expect(APNSPushType.voip.maximumPayloadSize == 5120)
+        #expect(APNSPushType.alert.maximumPayloadSize == 4096)
+        #expect(APNSPushType.background.topic(forBundleID: "x.y") == "x.y")
+    }
+}
