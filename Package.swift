@@ -57,7 +57,7 @@ let package = Package(
         .executableTarget(
             name: "beckon",
             dependencies: [
-                "APNSCore", "APNS",
+                "APNSCore", "APNS", "APNSEmulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -68,9 +68,20 @@ let package = Package(
         ),
         .testTarget(name: "APNSCoreTests", dependencies: ["APNSCore"]),
         .testTarget(
+            name: "APNSEmulatorTests",
+            dependencies: [
+                "APNSEmulator", "APNSCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .testTarget(
             name: "APNSTests",
             dependencies: [
-                "APNS", "APNSCore",
+                "APNS", "APNSCore", "APNSEmulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

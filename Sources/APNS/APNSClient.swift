@@ -37,12 +37,12 @@ public final class APNSClient: Sendable {
     public func send<Notification: APNSNotification>(
         _ notification: Notification, to deviceToken: APNSDeviceToken, bundleID: String,
         environment: APNSEnvironment, credential: APNSCredential, deadline: TimeInterval? = nil
-    ) async throws(APNSClientError) -> APNSResponse {
+    ) async throws -> APNSResponse {
         let request: APNSRequest
         do {
             request = try APNSRequest(notification, to: deviceToken, bundleID: bundleID)
         } catch {
-            throw .invalidNotification(error)
+            throw APNSClientError.invalidNotification(error)
         }
         return try await send(request, environment: environment, credential: credential, deadline: deadline)
     }
@@ -50,14 +50,15 @@ public final class APNSClient: Sendable {
     /// Sends a prepared request. Retries keep its `apns-id`, so APNs and logs see one notification.
     public func send(
         _ request: APNSRequest, environment: APNSEnvironment, credential: APNSCredential, deadline: TimeInterval? = nil
-    ) async throws(APNSClientError) -> APNSResponse {
-        if isShutDown.withLockedValue({ $0 }) { throw .shutDown }
+    ) async throws -> APNSResponse {
+        if isShutDown.withLockedValue({ $0 }) { throw APNSClientError.shutDown }
         let pool: APNSConnectionPool
-        do { pool = try self.pool(for: environment, credential: credential) } catch { throw .tokenUnavailable("\(error)") }
+        do { pool = try self.pool(for: environment, credential: credential) } catch { throw APNSClientError.tokenUnavailable("\(error)") }
         let timeLimit = deadline ?? configuration.defaultDeadline
         let end = NIODeadline.now() + .nanoseconds(Int64(timeLimit * 1e9))
         var attempt = 0
         var lastConnectionError: APNSConnectionError?
+        var unprocessedRetries = 0
 
         while true {
             attempt += 1
@@ -66,7 +67,7 @@ public final class APNSClient: Sendable {
             switch credential {
             case .token(let source):
                 tokenSource = source
-                do { authorization = "bearer " + (try source.token()) } catch { throw .tokenUnavailable("\(error)") }
+                do { authorization = "bearer " + (try source.token()) } catch { throw APNSClientError.tokenUnavailable("\(error)") }
             case .certificate:
                 authorization = nil
             }
@@ -100,33 +101,35 @@ public final class APNSClient: Sendable {
                 ])
             case .failure(let error as APNSPoolFailure):
                 metrics.recordFailure(error == .queueFull ? "overloaded" : "shutdown")
-                throw error == .queueFull ? .overloaded : .shutDown
+                throw error == .queueFull ? APNSClientError.overloaded : APNSClientError.shutDown
             case .failure(let error as APNSConnectionError):
                 if error == .deadlineExceeded {
                     metrics.recordFailure("deadline")
-                    throw .deadlineExceeded(attempts: attempt)
+                    throw APNSClientError.deadlineExceeded(attempts: attempt)
                 }
                 lastConnectionError = error
                 // Streams APNs never processed move to another connection at once (GOAWAY,
                 // REFUSED_STREAM); they do not use up an attempt.
                 if error.wasNotProcessed {
+                    // A server that keeps refusing must not turn this into a busy loop.
                     attempt -= 1
-                    delay = 0
+                    unprocessedRetries += 1
+                    delay = unprocessedRetries <= 3 ? 0 : configuration.retryBackoff.delay(attempt: unprocessedRetries - 3)
                 } else if attempt < configuration.maximumAttempts {
                     delay = configuration.retryBackoff.delay(attempt: attempt)
                 } else {
                     metrics.recordFailure("connection")
-                    throw .connectionFailed(attempts: attempt, lastError: error)
+                    throw APNSClientError.connectionFailed(attempts: attempt, lastError: error)
                 }
             case .failure:
                 metrics.recordFailure("connection")
-                throw .connectionFailed(attempts: attempt, lastError: lastConnectionError ?? .connectionClosed)
+                throw APNSClientError.connectionFailed(attempts: attempt, lastError: lastConnectionError ?? .connectionClosed)
             }
 
             let remaining = Double((end - NIODeadline.now()).nanoseconds) / 1e9
             guard let delay, remaining > delay else {
                 metrics.recordFailure("deadline")
-                throw .deadlineExceeded(attempts: attempt)
+                throw APNSClientError.deadlineExceeded(attempts: attempt)
             }
             metrics.recordRetry()
             if delay > 0 { try? await Task.sleep(nanoseconds: UInt64(delay * 1e9)) }

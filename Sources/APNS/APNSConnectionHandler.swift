@@ -150,6 +150,7 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
             }
             if headers.endStream { finish(frame.streamID, stream) } else { streams[frame.streamID] = stream }
         case .data(let data):
+            consumedConnectionWindow(data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0), context: context)
             if case .byteBuffer(var bytes) = data.data {
                 if stream.body == nil { stream.body = bytes } else { stream.body!.writeBuffer(&bytes) }
             }
@@ -160,6 +161,18 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
             break
         }
     }
+
+    /// Without a stream multiplexer nobody else replenishes the connection's receive window
+    /// (RFC 9113 §6.9): give back what DATA frames used once half of the initial 65,535 is gone,
+    /// or the server stops sending answers after about 64 KB of error bodies.
+    private func consumedConnectionWindow(_ bytes: Int, context: ChannelHandlerContext) {
+        unacknowledgedBytes += bytes
+        guard unacknowledgedBytes >= 32_768 else { return }
+        let increment = unacknowledgedBytes
+        unacknowledgedBytes = 0
+        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
+    }
+    private var unacknowledgedBytes = 0
 
     private func connectionFrame(_ payload: HTTP2Frame.FramePayload) {
         switch payload {

@@ -102,13 +102,17 @@ final class APNSConnectionPool: Sendable {
         for action in actions {
             switch action {
             case .execute(let id, let connection):
-                let target: (Channel, Pending)? = state.withLockedValue { state in
-                    guard let pending = state.pending.removeValue(forKey: id) else { return nil }
-                    return state.channels[connection].map { ($0, pending) }
+                let (pending, channel) = state.withLockedValue { state in
+                    (state.pending.removeValue(forKey: id), state.channels[connection])
                 }
-                guard let (channel, pending) = target else { continue }
+                guard let pending else { continue }
                 pending.queueTimeout?.cancel()
-                channel.writeAndFlush(pending.stream, promise: nil)
+                if let channel {
+                    channel.writeAndFlush(pending.stream, promise: nil)
+                } else {
+                    // The connection closed between the decision and now: APNs never saw it.
+                    pending.stream.promise.fail(APNSConnectionError.goingAway)
+                }
             case .fail(let id, let failure):
                 let pending = state.withLockedValue { $0.pending.removeValue(forKey: id) }
                 pending?.queueTimeout?.cancel()

@@ -1,7 +1,110 @@
+import APNSCore
+import APNSEmulator
 import ArgumentParser
+import Foundation
 
 // Owned by the emulator work: `beckon apns-emulator`.
 struct APNSEmulatorCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "apns-emulator", abstract: "Run the APNs emulator.")
-    func run() async throws {}
+    static let configuration = CommandConfiguration(
+        commandName: "apns-emulator",
+        abstract: "Run the APNs emulator: an APNs-compatible HTTP/2 server for tests and benchmarks."
+    )
+
+    @Option(name: .long, help: "Address to listen on, HOST:PORT (port 0 = any free port).")
+    var listen: String = "127.0.0.1:2197"
+
+    @Option(name: .customLong("tls-cert"), help: "Server certificate chain (PEM). Without it a CA and certificate are generated.")
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: "Server private key (PEM), with --tls-cert.")
+    var tlsKey: String?
+
+    @Option(name: .long, help: "sandbox or production.")
+    var environment: String = "sandbox"
+
+    @Option(name: .customLong("auth-key"), help: "KEYID:TEAMID:PEMFILE of a provider key (the .p8 or its public key). Repeatable.")
+    var authKeys: [String] = []
+
+    @Option(name: .customLong("topic"), help: "A bundle id the team may push to. Repeatable; none = any.")
+    var topics: [String] = []
+
+    @Flag(name: .customLong("auto-register"), help: "Unknown well-formed device tokens become devices on first use.")
+    var autoRegister = false
+
+    @Option(name: .customLong("max-streams"), help: "MAX_CONCURRENT_STREAMS after the first valid token.")
+    var maxStreams: Int = 1000
+
+    @Option(name: .long, help: "HOST:PORT of the HTTP control API (not implemented yet).")
+    var control: String?
+
+    @Option(name: .customLong("state-dir"), help: "Directory for the generated CA certificate (ca.pem).")
+    var stateDir: String?
+
+    func validate() throws {
+        guard APNSEnvironment(rawValue: environment) != nil else {
+            throw ValidationError("--environment must be sandbox or production")
+        }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+        _ = try Self.hostPort(listen)
+    }
+
+    static func hostPort(_ text: String) throws -> (String, Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port)
+        else { throw ValidationError("expected HOST:PORT, got \(text)") }
+        return (String(text[..<colon]), port)
+    }
+
+    func run() async throws {
+        var configuration = APNSEmulatorConfiguration()
+        (configuration.host, configuration.port) = try Self.hostPort(listen)
+        configuration.environment = APNSEnvironment(rawValue: environment)!
+        configuration.bundleIDs = topics
+        configuration.autoRegister = autoRegister
+        configuration.maxConcurrentStreams = maxStreams
+        for spec in authKeys {
+            let parts = spec.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3 else { throw ValidationError("--auth-key is KEYID:TEAMID:PEMFILE, got \(spec)") }
+            let pem = try String(contentsOfFile: parts[2], encoding: .utf8)
+            configuration.authKeys.append(try APNSEmulatorAuthKey(keyID: parts[0], teamID: parts[1], pem: pem))
+        }
+        var caPath: String?
+        if let tlsCert, let tlsKey {
+            configuration.tls = .files(certificateChainPath: tlsCert, privateKeyPath: tlsKey)
+        } else {
+            let directory = stateDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("beckon-apns-emulator").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            caPath = (directory as NSString).appendingPathComponent("ca.pem")
+            configuration.caCertificateOutputPath = caPath
+        }
+        if configuration.authKeys.isEmpty {
+            print("warning: no --auth-key given; every token request will get InvalidProviderToken")
+        }
+        if control != nil {
+            print("warning: --control is not implemented yet; use the Swift API")
+        }
+
+        let emulator = try APNSEmulator(configuration: configuration)
+        try await emulator.start()
+        print("APNs emulator (\(configuration.environment.rawValue)) listening on \(configuration.host):\(emulator.port)")
+        if let caPath { print("CA certificate: \(caPath)") }
+
+        await Self.waitForTermination()
+        print("shutting down")
+        try await emulator.shutdown()
+    }
+
+    /// Returns on SIGINT or SIGTERM.
+    static func waitForTermination() async {
+        let (stream, continuation) = AsyncStream<Int32>.makeStream()
+        var sources: [DispatchSourceSignal] = []
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { continuation.yield(signalNumber) }
+            source.resume()
+            sources.append(source)
+        }
+        for await _ in stream { break }
+        sources.forEach { $0.cancel() }
+    }
 }

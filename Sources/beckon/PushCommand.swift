@@ -50,21 +50,28 @@ struct PushCommand: AsyncParsableCommand {
         let environment = connection.environment
         var allDelivered = true
         var failed = false
-        await withTaskGroup(of: (String, Result<APNSResponse, APNSClientError>).self) { group in
-            var iterator = requests.makeIterator()
+        var finished = 0
+        await withTaskGroup(of: (Int, Result<APNSResponse, APNSClientError>).self) { group in
             // At most 1000 in flight: enough to fill the connections, bounded for huge token files.
-            func addNext() {
-                guard let (hex, request) = iterator.next() else { return }
-                group.addTask {
-                    do throws(APNSClientError) {
-                        return (hex, .success(try await client.send(request, environment: environment, credential: credential)))
-                    } catch {
-                        return (hex, .failure(error))
+            var next = 0
+            while next < requests.count || !group.isEmpty {
+                while next < requests.count && next < 1000 + finished {
+                    let index = next
+                    let request = requests[index].1
+                    group.addTask {
+                        do {
+                            return (index, .success(try await client.send(request, environment: environment, credential: credential)))
+                        } catch let error as APNSClientError {
+                            return (index, .failure(error))
+                        } catch {
+                            return (index, .failure(.connectionFailed(attempts: 0, lastError: .connectionClosed)))
+                        }
                     }
+                    next += 1
                 }
-            }
-            for _ in 0..<1000 { addNext() }
-            for await (hex, result) in group {
+                guard let (index, result) = await group.next() else { break }
+                finished += 1
+                let hex = requests[index].0
                 switch result {
                 case .success(let response):
                     allDelivered = allDelivered && response.isSuccess
@@ -73,7 +80,6 @@ struct PushCommand: AsyncParsableCommand {
                     failed = true
                     print(PushResultLine(token: hex, error: error).json)
                 }
-                addNext()
             }
         }
         await client.shutdown()
@@ -82,22 +88,22 @@ struct PushCommand: AsyncParsableCommand {
     }
 }
 
-/// One output line of `beckon push`.
-struct PushResultLine: Encodable {
+/// One output line of `beckon push`: `{"apns_id","reason","status","timestamp","token"}`.
+struct PushResultLine {
     var token: String
     var status: Int?
-    var apns_id: String?
+    var apnsID: String?
     var reason: String?
     /// For 410: when the token stopped being valid, in milliseconds since 1970 (as APNs sends it).
-    var timestamp: Int64?
+    var timestamp: Int?
     var error: String?
 
     init(token: String, response: APNSResponse) {
         self.token = token
         status = response.status
-        apns_id = response.apnsID?.uuidString.lowercased()
+        apnsID = response.apnsID?.uuidString.lowercased()
         reason = response.reason?.rawValue
-        timestamp = response.timestamp.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+        timestamp = response.timestamp.map { Int(($0.timeIntervalSince1970 * 1000).rounded()) }
     }
 
     init(token: String, error: APNSClientError) {
@@ -106,8 +112,15 @@ struct PushResultLine: Encodable {
     }
 
     var json: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("apns_id"); if let apnsID { json.string(apnsID) } else { json.null() }
+        json.member("error", error)
+        json.key("reason"); if let reason { json.string(reason) } else { json.null() }
+        json.key("status"); if let status { json.int(status) } else { json.null() }
+        json.key("timestamp"); if let timestamp { json.int(timestamp) } else { json.null() }
+        json.key("token"); json.string(token)
+        json.endObject()
+        return String(decoding: json.bytes, as: UTF8.self)
     }
 }

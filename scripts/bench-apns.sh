@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Measures the APNs client (`beckon bench apns`) and h2load side by side, against the same
+# APNs emulator, in one run. Release build; loopback only. Usage:
+#   scripts/bench-apns.sh [COUNT] [CONNECTIONS] [STREAMS_PER_CONNECTION]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+COUNT=${1:-200000}
+CONNECTIONS=${2:-4}
+STREAMS=${3:-250}
+PORT=${PORT:-22197}
+WORK=$(mktemp -d)
+trap 'kill $EMULATOR 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+command -v h2load >/dev/null || { echo "h2load missing: apt-get install nghttp2-client" >&2; exit 1; }
+swift build -c release --product beckon >/dev/null
+BECKON=$(swift build -c release --show-bin-path)/beckon
+
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/AuthKey.p8" 2>/dev/null
+TEAM=TEAM123456; KEY=KEY1234567; TOPIC=com.example.bench
+"$BECKON" apns-emulator --listen 127.0.0.1:$PORT --auth-key "$KEY:$TEAM:$WORK/AuthKey.p8" \
+    --topic $TOPIC --auto-register --state-dir "$WORK" >"$WORK/emulator.log" 2>&1 &
+EMULATOR=$!
+for _ in $(seq 50); do grep -q "listening" "$WORK/emulator.log" 2>/dev/null && break; sleep 0.2; done
+CA=$(grep -o '/[^ ]*\.pem' "$WORK/emulator.log" | head -1)
+
+echo "== beckon bench apns (client: $CONNECTIONS connections, $((CONNECTIONS * STREAMS)) in flight)"
+"$BECKON" bench apns --host 127.0.0.1 --port $PORT --ca-file "$CA" \
+    --team-id $TEAM --key-id $KEY --key-file "$WORK/AuthKey.p8" --topic $TOPIC \
+    --connections "$CONNECTIONS" --concurrency $((CONNECTIONS * STREAMS)) --count "$COUNT"
+
+# The same request h2load sends: same headers, same 100-byte alert body, same token auth.
+JWT=$("$BECKON" jwt --team-id $TEAM --key-id $KEY --key-file "$WORK/AuthKey.p8")
+TOKEN=$(openssl rand -hex 32)
+printf '{"aps":{"alert":{"body":"%s"}}}' "$(head -c 100 /dev/zero | tr '\0' x)" >"$WORK/body.json"
+echo "== h2load (reference: $CONNECTIONS connections x $STREAMS streams)"
+h2load -n "$COUNT" -c "$CONNECTIONS" -m "$STREAMS" -t 1 \
+    -H "authorization: bearer $JWT" -H "apns-topic: $TOPIC" -H "apns-push-type: alert" \
+    -H "apns-priority: 10" -d "$WORK/body.json" \
+    "https://127.0.0.1:$PORT/3/device/$TOKEN" | grep -E "finished in|requests:|status codes:|time for request:"
