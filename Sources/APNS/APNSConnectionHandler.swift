@@ -17,7 +17,8 @@ struct APNSStreamRequest: Sendable {
 enum APNSConnectionEvent: Sendable {
     case settings(maxConcurrentStreams: Int)
     case goingAway(reason: String?)
-    case streamClosed
+    /// Streams that ended (reported once per read batch, not once per stream).
+    case streamsClosed(Int)
     case closed
 }
 
@@ -85,9 +86,9 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let outbound = unwrapOutboundIn(data)
         promise?.succeed()
-        guard !isGoingAway, nextStreamID <= Self.lastUsableStreamID else {
+        guard context.channel.isActive, !isGoingAway, nextStreamID <= Self.lastUsableStreamID else {
             outbound.promise.fail(APNSConnectionError.goingAway)
-            onEvent(.streamClosed)
+            onEvent(.streamsClosed(1))
             return
         }
         let streamID = HTTP2StreamID(nextStreamID)
@@ -123,7 +124,12 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
         }
         streams[streamID] = OpenStream(promise: outbound.promise, timeout: timeout)
         lastActivity = .now()
-        context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers)))), promise: nil)
+        // If HEADERS cannot be written (the connection died under us), APNs never saw the request.
+        let headersWritten = context.eventLoop.makePromise(of: Void.self)
+        headersWritten.futureResult.assumeIsolated().whenFailure { [weak self] _ in
+            self?.fail(streamID, .goingAway)
+        }
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers)))), promise: headersWritten)
         context.write(
             wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(body), endStream: true)))),
             promise: nil
@@ -133,6 +139,7 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
     // MARK: Inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        isReading = true
         let frame = unwrapInboundIn(data)
         lastActivity = .now()
         if frame.streamID == .rootStream {
@@ -145,8 +152,8 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
             let fields = headers.headers
             if stream.status == nil, let status = fields.first(name: ":status").flatMap({ Int($0) }) {
                 stream.status = status
-                stream.apnsID = fields.first(name: "apns-id").flatMap(UUID.init(uuidString:))
-                stream.uniqueID = fields.first(name: "apns-unique-id").flatMap(UUID.init(uuidString:))
+                stream.apnsID = fields.first(name: "apns-id").flatMap(UUID.init(hexString:))
+                stream.uniqueID = fields.first(name: "apns-unique-id").flatMap(UUID.init(hexString:))
             }
             if headers.endStream { finish(frame.streamID, stream) } else { streams[frame.streamID] = stream }
         case .data(let data):
@@ -200,7 +207,39 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
     }
     private var sawSettings = false
 
+    /// NIO closes streams on its own too (a reset it sent, a GOAWAY, a protocol error on the
+    /// stream); a stream that ends without an answer must not be left waiting.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let closed = event as? StreamClosedEvent, streams[closed.streamID] != nil {
+            fail(closed.streamID, .streamReset(closed.reason ?? .cancel))
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        isReading = false
+        reportClosedStreams()
+        context.fireChannelReadComplete()
+    }
+
+    /// Closed streams are counted during a read batch and reported once, at its end.
+    private var isReading = false
+    private var closedStreams = 0
+
+    private func streamEnded() {
+        closedStreams += 1
+        if !isReading { reportClosedStreams() }
+    }
+
+    private func reportClosedStreams() {
+        guard closedStreams > 0 else { return }
+        let count = closedStreams
+        closedStreams = 0
+        onEvent(.streamsClosed(count))
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
+        isReading = false
         for id in Array(streams.keys) { fail(id, APNSConnectionError.connectionClosed) }
         onEvent(.closed)
         context.fireChannelInactive()
@@ -223,14 +262,14 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
             response.timestamp = parsed.timestamp
         }
         stream.promise.succeed(response)
-        onEvent(.streamClosed)
+        streamEnded()
     }
 
     private func fail(_ id: HTTP2StreamID, _ error: APNSConnectionError) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         stream.timeout?.cancel()
         stream.promise.fail(error)
-        onEvent(.streamClosed)
+        streamEnded()
     }
 
     private func timedOut(_ id: HTTP2StreamID) {

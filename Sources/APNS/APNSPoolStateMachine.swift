@@ -66,18 +66,18 @@ public struct APNSPoolStateMachine: Sendable {
         queue.remove(id)
     }
 
-    /// A stream ended, whatever its answer.
-    public mutating func streamClosed(on connection: ConnectionID) -> [Action] {
+    /// Streams ended, whatever their answers.
+    public mutating func streamsClosed(_ count: Int = 1, on connection: ConnectionID) -> [Action] {
         switch connections[connection] {
         case .active(let maxStreams, let inFlight):
-            connections[connection] = .active(maxStreams: maxStreams, inFlight: max(inFlight - 1, 0))
+            connections[connection] = .active(maxStreams: maxStreams, inFlight: max(inFlight - count, 0))
             return dispatchQueued()
         case .draining(let inFlight):
-            if inFlight <= 1 {
+            if inFlight <= count {
                 connections[connection] = .draining(inFlight: 0)
                 return [.close(connection)]
             }
-            connections[connection] = .draining(inFlight: inFlight - 1)
+            connections[connection] = .draining(inFlight: inFlight - count)
             return []
         case .connecting, nil:
             return []

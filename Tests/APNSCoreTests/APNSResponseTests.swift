@@ -57,3 +57,15 @@ import Testing
         #expect(APNSPushType.background.topic(forBundleID: "x.y") == "x.y")
     }
 }
+
+@Suite struct UUIDHexTests {
+    @Test func parsesBothCasesAndRejectsMalformed() {
+        let id = UUID()
+        #expect(UUID(hexString: id.uuidString) == id)
+        #expect(UUID(hexString: id.uuidString.lowercased()) == id)
+        #expect(UUID(hexString: "not-a-uuid") == nil)
+        #expect(UUID(hexString: String(id.uuidString.dropLast())) == nil)
+        #expect(UUID(hexString: id.uuidString.replacingOccurrences(of: "-", with: "x")) == nil)
+        #expect(UUID(hexString: id.uuidString + "0") == nil)
+    }
+}

@@ -33,9 +33,9 @@ import Testing
         _ = pool.request(3)
         #expect(pool.settingsReceived(on: 0, maxStreams: 1) == [])
         #expect(pool.request(4) == [])
-        #expect(pool.streamClosed(on: 0) == [])  // Still 2 open, limit 1.
-        #expect(pool.streamClosed(on: 0) == [])
-        #expect(pool.streamClosed(on: 0) == [.execute(4, on: 0)])
+        #expect(pool.streamsClosed(on: 0) == [])  // Still 2 open, limit 1.
+        #expect(pool.streamsClosed(on: 0) == [])
+        #expect(pool.streamsClosed(on: 0) == [.execute(4, on: 0)])
     }
 
     @Test func requestsGoToTheConnectionWithMostFreeStreams() {
@@ -66,7 +66,7 @@ import Testing
         _ = pool.settingsReceived(on: 0, maxStreams: 10)
         #expect(pool.goingAway(0) == [.connect(1)])
         #expect(pool.request(2) == [])  // Waits for the new connection, not the draining one.
-        #expect(pool.streamClosed(on: 0) == [.close(0)])
+        #expect(pool.streamsClosed(on: 0) == [.close(0)])
         #expect(pool.settingsReceived(on: 1, maxStreams: 10) == [.execute(2, on: 1)])
         #expect(pool.connectionClosed(0) == [])
     }
@@ -75,7 +75,7 @@ import Testing
         var pool = Machine(targetConnections: 1, maximumQueued: 10)
         _ = pool.request(1)
         _ = pool.settingsReceived(on: 0, maxStreams: 10)
-        _ = pool.streamClosed(on: 0)
+        _ = pool.streamsClosed(on: 0)
         #expect(pool.goingAway(0) == [.close(0), .connect(1)])
     }
 

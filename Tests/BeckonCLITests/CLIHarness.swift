@@ -1,0 +1,97 @@
+import APNSCore
+import APNSEmulator
+import Crypto
+import Foundation
+
+/// Runs the built `beckon` binary against an in-process emulator.
+struct CLIHarness {
+    static let teamID = "TEAM123456"
+    static let keyID = "KEY1234567"
+    static let bundleID = "com.example.app"
+
+    let emulator: APNSEmulator
+    let directory: URL
+    let keyFile: String
+    let caFile: String
+    let publicKey: P256.Signing.PublicKey
+
+    struct Result {
+        var exitCode: Int32
+        var output: String
+        var errors: String
+        /// Each stdout line parsed as a JSON object.
+        var lines: [[String: Any]] {
+            output.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        }
+    }
+
+    static func run(_ body: (CLIHarness) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let key = P256.Signing.PrivateKey()
+        let keyFile = directory.appendingPathComponent("AuthKey.p8").path
+        try key.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        let caFile = directory.appendingPathComponent("ca.pem").path
+
+        var configuration = APNSEmulatorConfiguration(
+            authKeys: [APNSEmulatorAuthKey(keyID: keyID, teamID: teamID, publicKey: key.publicKey)],
+            bundleIDs: [], environment: .sandbox, autoRegister: true)
+        configuration.threads = 1
+        configuration.caCertificateOutputPath = caFile
+        let emulator = try APNSEmulator(configuration: configuration)
+        try await emulator.start()
+        let harness = CLIHarness(emulator: emulator, directory: directory, keyFile: keyFile, caFile: caFile, publicKey: key.publicKey)
+        do {
+            try await body(harness)
+        } catch {
+            try? await emulator.shutdown()
+            throw error
+        }
+        try await emulator.shutdown()
+    }
+
+    static func newToken() -> String {
+        (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
+    /// `beckon push` with the connection and auth flags filled in.
+    func push(_ arguments: [String], topic: String = CLIHarness.bundleID, keyFile: String? = nil) throws -> Result {
+        try beckon(
+            ["push", "--host", "127.0.0.1", "--port", String(emulator.port), "--ca-file", caFile,
+             "--team-id", Self.teamID, "--key-id", Self.keyID, "--key-file", keyFile ?? self.keyFile,
+             "--topic", topic] + arguments)
+    }
+
+    func beckon(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // Read before waiting, so a full pipe cannot block the child.
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            exitCode: process.terminationStatus,
+            output: String(decoding: outputData, as: UTF8.self),
+            errors: String(decoding: errorData, as: UTF8.self))
+    }
+
+    /// The `beckon` built next to the test bundle (the test target depends on it).
+    static let executable: URL = {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("beckon")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        return URL(fileURLWithPath: ".build/debug/beckon")
+    }()
+}
