@@ -68,6 +68,13 @@ let package = Package(
         ),
         .testTarget(name: "APNSCoreTests", dependencies: ["APNSCore"]),
         .testTarget(
+            name: "BeckonCLITests",
+            dependencies: [
+                "beckon", "APNSCore", "APNSEmulator",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
             name: "APNSEmulatorTests",
             dependencies: [
                 "APNSEmulator", "APNSCore",
