@@ -1,6 +1,7 @@
 import APNSCore
 import Foundation
 import Logging
+import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -21,12 +22,17 @@ public final class APNSClient: Sendable {
     private let group: any EventLoopGroup
     private let ownsGroup: Bool
     private let logger: Logger
-    private let metrics = APNSMetrics()
+    private let metrics: APNSMetrics
     private let pools = NIOLockedValueBox<[String: APNSConnectionPool]>([:])
     private let isShutDown = NIOLockedValueBox(false)
 
-    public init(configuration: APNSClientConfiguration, eventLoopGroup: (any EventLoopGroup)? = nil, logger: Logger = Logger(label: "beckon.apns")) {
+    /// `metricsFactory` defaults to the process-wide one that `MetricsSystem.bootstrap` set.
+    public init(
+        configuration: APNSClientConfiguration, eventLoopGroup: (any EventLoopGroup)? = nil,
+        logger: Logger = Logger(label: "beckon.apns"), metricsFactory: (any MetricsFactory)? = nil
+    ) {
         self.configuration = configuration
+        self.metrics = APNSMetrics(factory: metricsFactory ?? MetricsSystem.factory)
         self.group = eventLoopGroup ?? MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
         self.ownsGroup = eventLoopGroup == nil
         self.logger = logger

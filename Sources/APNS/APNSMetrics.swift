@@ -5,14 +5,24 @@ import NIOConcurrencyHelpers
 
 /// The client's swift-metrics instruments. Labels are documented in README.md.
 final class APNSMetrics: Sendable {
-    private let inFlight = Gauge(label: "apns_in_flight_requests")
-    private let queued = Gauge(label: "apns_queued_requests")
-    private let connections = Gauge(label: "apns_open_connections")
-    private let latency = Timer(label: "apns_request_duration_seconds")
-    private let retries = Counter(label: "apns_retries_total")
+    private let factory: any MetricsFactory
+    private let inFlight: Gauge
+    private let queued: Gauge
+    private let connections: Gauge
+    private let latency: Timer
+    private let retries: Counter
     /// Counters are made once per (status, reason) and reused: the send path should not hit the
     /// metrics factory's lock for every request.
     private let responses = NIOLockedValueBox<[String: Counter]>([:])
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        inFlight = Gauge(label: "apns_in_flight_requests", factory: factory)
+        queued = Gauge(label: "apns_queued_requests", factory: factory)
+        connections = Gauge(label: "apns_open_connections", factory: factory)
+        latency = Timer(label: "apns_request_duration_seconds", factory: factory)
+        retries = Counter(label: "apns_retries_total", factory: factory)
+    }
 
     func poolChanged(connections: Int, inFlight: Int, queued: Int) {
         self.connections.record(connections)
@@ -36,7 +46,7 @@ final class APNSMetrics: Sendable {
         let key = status + "/" + reason
         return responses.withLockedValue { cache in
             if let counter = cache[key] { return counter }
-            let counter = Counter(label: "apns_requests_total", dimensions: [("status", status), ("reason", reason)])
+            let counter = Counter(label: "apns_requests_total", dimensions: [("status", status), ("reason", reason)], factory: factory)
             cache[key] = counter
             return counter
         }

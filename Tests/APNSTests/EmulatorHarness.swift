@@ -2,6 +2,7 @@ import APNS
 import APNSCore
 import APNSEmulator
 import Crypto
+import CoreMetrics
 import Foundation
 import NIOConcurrencyHelpers
 import NIOSSL
@@ -32,6 +33,7 @@ struct EmulatorHarness {
         clientClock: TestClock? = nil,
         configureEmulator: (inout APNSEmulatorConfiguration) -> Void = { _ in },
         configureClient: (inout APNSClientConfiguration) -> Void = { _ in },
+        metrics: (any MetricsFactory)? = nil,
         _ body: (EmulatorHarness) async throws -> Result
     ) async throws -> Result {
         let key = P256.Signing.PrivateKey()
@@ -53,7 +55,7 @@ struct EmulatorHarness {
             reconnectBackoff: APNSBackoff(base: 0.01, cap: 0.05)
         )
         configureClient(&clientConfiguration)
-        let client = APNSClient(configuration: clientConfiguration)
+        let client = APNSClient(configuration: clientConfiguration, metricsFactory: metrics)
         // Without an injected clock the client's stands still at the test's start: tokens are
         // minted once, which is all a test of a few seconds needs.
         let clock = clientClock ?? TestClock()
