@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Measures the APNs client (`beckon bench apns`) and h2load side by side, against the same
-# APNs emulator, in one run. Release build; loopback only. Usage:
+# APNs emulator, in one run. Release build; loopback only. The emulator allows 1000 streams from
+# the start (Apple allows 1 until a valid token), because h2load opens all its streams before it
+# reads the server's SETTINGS and would see the extra ones refused. Usage:
 #   scripts/bench-apns.sh [COUNT] [CONNECTIONS] [STREAMS_PER_CONNECTION]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +11,7 @@ CONNECTIONS=${2:-4}
 STREAMS=${3:-250}
 PORT=${PORT:-22197}
 WORK=$(mktemp -d)
-trap 'kill $EMULATOR 2>/dev/null || true; rm -rf "$WORK"' EXIT
+EMULATOR=; trap 'kill $EMULATOR 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 command -v h2load >/dev/null || { echo "h2load missing: apt-get install nghttp2-client" >&2; exit 1; }
 swift build -c release --product beckon >/dev/null
@@ -18,10 +20,10 @@ BECKON=$(swift build -c release --show-bin-path)/beckon
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/AuthKey.p8" 2>/dev/null
 TEAM=TEAM123456; KEY=KEY1234567; TOPIC=com.example.bench
 "$BECKON" apns-emulator --listen 127.0.0.1:$PORT --auth-key "$KEY:$TEAM:$WORK/AuthKey.p8" \
-    --topic $TOPIC --auto-register --state-dir "$WORK" >"$WORK/emulator.log" 2>&1 &
+    --topic $TOPIC --auto-register --initial-streams 1000 --state-dir "$WORK" >"$WORK/emulator.log" 2>&1 &
 EMULATOR=$!
-for _ in $(seq 50); do grep -q "listening" "$WORK/emulator.log" 2>/dev/null && break; sleep 0.2; done
-CA=$(grep -o '/[^ ]*\.pem' "$WORK/emulator.log" | head -1)
+for _ in $(seq 50); do grep -q "CA certificate" "$WORK/emulator.log" 2>/dev/null && break; sleep 0.2; done
+CA="$WORK/ca.pem"
 
 echo "== beckon bench apns (client: $CONNECTIONS connections, $((CONNECTIONS * STREAMS)) in flight)"
 "$BECKON" bench apns --host 127.0.0.1 --port $PORT --ca-file "$CA" \

@@ -42,6 +42,7 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private var lastActivity = NIODeadline.now()
     private var idleTask: Scheduled<Void>?
     private var registrationID: Int?
+    private var ids = RequestIDGenerator()
 
     init(
         core: EmulatorCore,
@@ -197,7 +198,7 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         let head = RequestHead(pending.head)
         let now = core.now()
         let (evaluation, settings) = machine.evaluate(
-            head, body: pending.body, now: now, policy: policy, makeID: { UUID().uuidString }
+            head, body: pending.body, now: now, policy: policy, makeID: { self.ids.next(uppercase: true) }
         )
         if let settings { sendSettings(maxConcurrentStreams: settings, context: context) }
         let outcome = core.handle(evaluation, requestIndex: machine.requestsReceived, now: now)
@@ -216,15 +217,15 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
                 let goAway = outcome.goAwayAfter
                 context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) { [self] in
                     guard let context = self.context, self.unanswered.remove(streamID) != nil else { return }
-                    self.respond(streamID: streamID, status: status, apnsID: outcome.apnsID, reason: reason,
-                                 timestamp: timestamp, uniqueID: uniqueID, context: context)
+                    self.respond(streamID: streamID, status: status, reason: reason, timestamp: timestamp,
+                                 uniqueID: uniqueID, outcome: outcome, context: context)
                     if let goAway { self.goAway(reason: goAway, lastStreamID: streamID, context: context) }
                     context.flush()
                 }
                 return
             }
-            respond(streamID: streamID, status: status, apnsID: outcome.apnsID, reason: reason,
-                    timestamp: timestamp, uniqueID: uniqueID, context: context)
+            respond(streamID: streamID, status: status, reason: reason, timestamp: timestamp,
+                    uniqueID: uniqueID, outcome: outcome, context: context)
             if let goAway = outcome.goAwayAfter {
                 self.goAway(reason: goAway, lastStreamID: streamID, context: context)
             }
@@ -233,24 +234,39 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     }
 
     private func respond(
-        streamID: HTTP2StreamID, status: Int, apnsID: String, reason: APNSReason?, timestamp: Date?,
-        uniqueID: String?, context: ChannelHandlerContext
+        streamID: HTTP2StreamID, status: Int, reason: APNSReason?, timestamp: Date?,
+        uniqueID: Bool, outcome: Outcome, context: ChannelHandlerContext
     ) {
-        if let limit = machine.responded(status: status, throttleOnReject: core.state.withLock { $0.faults.throttleOnReject }) {
+        let apnsID = outcome.apnsID
+        if let limit = machine.responded(status: status, throttleOnReject: outcome.throttleOnReject) {
             sendSettings(maxConcurrentStreams: limit, context: context)
+        }
+        defer {
+            if let reason, machine.countError(status: status, reason: reason, budget: outcome.errorBudget) {
+                core.state.withLock { $0.counters.errorBudgetDisconnects += 1 }
+                goAway(reason: reason, lastStreamID: streamID, context: context)
+            }
         }
         guard let reason else {
             // Success: HEADERS only, with END_STREAM (apns.md A.5).
-            var fields: [(String, String)] = [(":status", "200"), ("apns-id", apnsID)]
-            if let uniqueID { fields.append(("apns-unique-id", uniqueID)) }
-            write(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: .init(fields), endStream: true))), context: context)
+            var success = HTTP2Frame.FramePayload.Headers(headers: .init(), endStream: true)
+            success.headers.reserveCapacity(3)
+            success.headers.add(name: ":status", value: "200")
+            // Ids are new on every answer: indexing them would only churn the HPACK table.
+            success.headers.add(name: "apns-id", value: apnsID, indexing: .nonIndexable)
+            if uniqueID {
+                success.headers.add(name: "apns-unique-id", value: ids.next(uppercase: false), indexing: .nonIndexable)
+            }
+            write(HTTP2Frame(streamID: streamID, payload: .headers(success)), context: context)
             return
         }
         // Error: HEADERS(:status, content-type, apns-id) then DATA {"reason":...} (+ timestamp in ms for 410).
-        let fields: [(String, String)] = [
-            (":status", String(status)), ("content-type", "application/json"), ("apns-id", apnsID),
-        ]
-        write(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: .init(fields), endStream: false))), context: context)
+        var failure = HTTP2Frame.FramePayload.Headers(headers: .init(), endStream: false)
+        failure.headers.reserveCapacity(3)
+        failure.headers.add(name: ":status", value: String(status))
+        failure.headers.add(name: "content-type", value: "application/json")
+        failure.headers.add(name: "apns-id", value: apnsID, indexing: .nonIndexable)
+        write(HTTP2Frame(streamID: streamID, payload: .headers(failure)), context: context)
         var json = #"{"reason":""# + reason.rawValue + "\""
         if let timestamp { json += #","timestamp":"# + String(Int64((timestamp.timeIntervalSince1970 * 1000).rounded(.down))) }
         json += "}"
@@ -288,8 +304,9 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         write(HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: last, errorCode: .noError, opaqueData: debug)), context: context)
         context.flush()
         needsFlush = false
-        // Give the client a moment to read the frame, then close.
-        context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(50)) { [self] in
+        // Let the client finish and close first. Closing while its bytes are still unread makes
+        // the kernel send RST, which can destroy the GOAWAY before the client has read it.
+        context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [self] in
             self.context?.close(promise: nil)
         }
     }

@@ -74,6 +74,15 @@ extension APNSEmulator {
         core.state.withLock { $0.faults.throttleOnReject = enabled }
     }
 
+    /// Close connections after this many 4xx answers other than 410, or after this many
+    /// `BadDeviceToken` answers, with GOAWAY carrying the last error's reason (apns.md C.4, G.15).
+    /// Both nil turns it off. Counts start afresh on each connection.
+    public func setErrorBudget(errors: Int?, badDeviceTokenErrors: Int?) {
+        let budget = errors == nil && badDeviceTokenErrors == nil
+            ? nil : APNSEmulatorErrorBudget(errors: errors, badDeviceTokenErrors: badDeviceTokenErrors)
+        core.state.withLock { $0.faults.errorBudget = budget }
+    }
+
     /// Changes MAX_CONCURRENT_STREAMS for new connections and sends a SETTINGS frame on live ones
     /// (those still before their first valid token keep 1 until it arrives). With
     /// `refuseExcessInFlight`, unanswered streams above the new limit get REFUSED_STREAM (apns.md C.2).
@@ -101,11 +110,17 @@ extension APNSEmulator {
             $0.faults = ConnectionFaults()
             $0.faults.wedgeOnExpiredToken = configuration.wedgeOnExpiredToken
             $0.faults.throttleOnReject = configuration.throttleOnReject
+            $0.faults.errorBudget = configuration.errorBudget
         }
     }
 
     /// How many connections are open now.
     public var liveConnectionCount: Int { registry.all.count }
+
+    /// The faults in force now.
+    var faultSnapshot: FaultSnapshot {
+        core.state.withLock { FaultSnapshot(rules: $0.rules, connectionFaults: $0.faults, maxConcurrentStreams: $0.maxConcurrentStreams) }
+    }
 }
 
 // MARK: - Observing
@@ -115,12 +130,12 @@ extension APNSEmulator {
 
     /// What the device received, in order (oldest first).
     public func deliveries(to deviceToken: String) -> [APNSEmulatorNotification] {
-        core.state.withLock { $0.devices[deviceToken.lowercased()]?.received ?? [] }
+        core.state.withLock { Array(($0.devices[deviceToken.lowercased()]?.received ?? []).suffix(core.logLimit)) }
     }
 
     /// Alerts on the device's screen, oldest first, one per identifier (collapse id replaces; apns.md E.2).
     public func displayedNotifications(on deviceToken: String) -> [APNSEmulatorNotification] {
-        core.state.withLock { $0.devices[deviceToken.lowercased()]?.displayed ?? [] }
+        core.state.withLock { Array(($0.devices[deviceToken.lowercased()]?.displayed ?? []).suffix(core.logLimit)) }
     }
 
     /// The one notification APNs holds for an offline device, if any (apns.md E.1).
@@ -198,9 +213,7 @@ extension APNSEmulator {
         try core.state.withLock { state in
             let hex = token.lowercased()
             guard var record = state.devices[hex] else { throw APNSEmulatorError.unknownDevice(hex) }
-            let before = record.received.count
-            record.setOnline(online, now: now, logLimit: logLimit)
-            if record.received.count != before { state.counters.delivered += 1 }
+            if record.setOnline(online, now: now, logLimit: logLimit) { state.counters.delivered += 1 }
             state.devices[hex] = record
         }
     }

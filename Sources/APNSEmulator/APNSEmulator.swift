@@ -28,6 +28,8 @@ public final class APNSEmulator: Sendable {
     private let policy: RequestPolicy
     private let sslContext: NIOSSLContext
     private let running = Locked<Running?>(nil)
+    /// Control APIs started with `startControl`, stopped by `shutdown()`.
+    let controlServers = Locked<[APNSEmulatorControlServer]>([])
     private let logger: Logger
 
     private struct Running: @unchecked Sendable {
@@ -120,6 +122,9 @@ public final class APNSEmulator: Sendable {
 
     /// Sends GOAWAY `Shutdown` on every connection, closes them and the listener.
     public func shutdown() async throws {
+        for control in controlServers.withLock({ servers in defer { servers = [] }; return servers }) {
+            try? await control.shutdown()
+        }
         guard let current = running.withLock({ state -> Running? in defer { state = nil }; return state }) else { return }
         for handle in registry.all { handle.run { $0.goAwayNow(reason: .shutdown) } }
         try? await current.channel.close()

@@ -103,6 +103,9 @@ public struct APNSEmulatorConfiguration: Sendable {
     /// After a rejected request, advertise MAX_CONCURRENT_STREAMS = 1 until the next 200 (apns.md C.2).
     public var throttleOnReject: Bool = false
 
+    /// Close connections that send too many bad requests (apns.md C.4); nil = never (the default).
+    public var errorBudget: APNSEmulatorErrorBudget? = nil
+
     /// Client certificates (mTLS) are requested and verified against these CA PEMs; a connection that
     /// presents one is certificate-authenticated (topic base from the subject's UID, apns.md B.4).
     /// Empty = token authentication only.

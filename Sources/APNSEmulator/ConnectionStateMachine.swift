@@ -62,6 +62,8 @@ struct ConnectionStateMachine: Sendable {
     private(set) var currentToken: Substring?
     private(set) var lastTokenChange: Date?
     private var tokenCache: [Substring: TokenCheck] = [:]
+    /// The verification of `currentToken`.
+    private var currentCheck: TokenCheck?
     /// Answers `ExpiredProviderToken` to everything (apns.md B.3, G.4).
     var isWedged = false
     /// The MAX_CONCURRENT_STREAMS we last told the client.
@@ -72,6 +74,9 @@ struct ConnectionStateMachine: Sendable {
     private var isThrottled = false
     /// Complete requests seen so far (for fault rules counted per connection).
     var requestsReceived = 0
+    /// Rejections counted against the error budget (apns.md C.4).
+    private(set) var budgetedErrors = 0
+    private(set) var badDeviceTokenErrors = 0
 
     init(authentication: Authentication, configuredStreamLimit: Int, initialStreamsBeforeAuthentication: Int) {
         self.authentication = authentication
@@ -104,6 +109,20 @@ struct ConnectionStateMachine: Sendable {
             return setAdvertised(effectiveLimit)
         }
         return nil
+    }
+
+    // MARK: Error budget
+
+    /// Called after each answer; true when this answer spent the connection's error budget and the
+    /// connection must get GOAWAY (apns.md C.4: 4xx other than 410 count; `BadDeviceToken` has
+    /// its own, lower limit because APNs "disconnects sooner" on it, A.7).
+    mutating func countError(status: Int, reason: APNSReason?, budget: APNSEmulatorErrorBudget?) -> Bool {
+        guard let budget, (400..<500).contains(status), status != 410 else { return false }
+        budgetedErrors += 1
+        if reason == .badDeviceToken { badDeviceTokenErrors += 1 }
+        if let limit = budget.errors, budgetedErrors >= limit { return true }
+        if reason == .badDeviceToken, let limit = budget.badDeviceTokenErrors, badDeviceTokenErrors >= limit { return true }
+        return false
     }
 
     /// The operator changed the limit on live connections.
@@ -150,7 +169,8 @@ struct ConnectionStateMachine: Sendable {
         guard let path = head.path, path.hasPrefix("/3/device/") else { return reject(.badPath) }
         let token = path.dropFirst("/3/device/".count)
         if token.isEmpty { return reject(.missingDeviceToken) }
-        if token.contains("/") || token.contains("?") { return reject(.badPath) }
+        // Byte checks: `StringProtocol.contains(_:)` goes through Foundation (visible in profiles).
+        if token.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }) { return reject(.badPath) }
         if let id = givenID, !RequestSyntax.isUUID(id) { return reject(.badMessageId) }
         let apnsID = givenID ?? makeID()
 
@@ -269,13 +289,18 @@ struct ConnectionStateMachine: Sendable {
     /// one team and related keys per connection, `iat` age, token changes at most every 20 minutes.
     private mutating func authenticate(_ authorization: String?, now: Date, policy: RequestPolicy) -> AuthResult {
         guard let authorization, authorization.utf8.count > 7,
-            authorization.prefix(7).lowercased() == "bearer "
+            authorization.utf8.prefix(7).lazy.map({ $0 | 0x20 }).elementsEqual("bearer ".utf8)  // ASCII, any case
         else { return .failure(.missingProviderToken) }
         let token = authorization.dropFirst(7)
         if token.isEmpty { return .failure(.missingProviderToken) }
 
         let check: TokenCheck
-        if let cached = tokenCache[token] {
+        // Nearly every request repeats the connection's current token: a byte comparison settles
+        // it without hashing ~200 bytes or verifying a signature again (verify once per connection).
+        let isCurrent = currentToken.map { $0.utf8.elementsEqual(token.utf8) } ?? false
+        if isCurrent, let current = currentCheck {
+            check = current
+        } else if let cached = tokenCache[token] {
             check = cached
         } else {
             check = policy.verifier.verify(token)
@@ -301,11 +326,12 @@ struct ConnectionStateMachine: Sendable {
         let age = now.timeIntervalSince(verified.issuedAt)
         if abs(age) > policy.tokenMaximumAge { return .failure(.expiredProviderToken) }
 
-        if currentToken != token {
+        if !isCurrent {
             if let last = lastTokenChange, now.timeIntervalSince(last) < policy.tokenUpdateInterval {
                 return .failure(.tooManyProviderTokenUpdates)
             }
             currentToken = token
+            currentCheck = check
             lastTokenChange = now
         }
         boundTeamID = verified.teamID

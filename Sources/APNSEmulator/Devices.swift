@@ -58,16 +58,17 @@ struct DeviceRecord: Sendable {
     /// Storage keeps a notification at most 30 days (apns.md E.1).
     static let maximumStorage: TimeInterval = 30 * 24 * 3600
 
-    /// A notification APNs accepted (after the 200).
-    mutating func accept(_ notification: APNSEmulatorNotification, now: Date, logLimit: Int) {
+    /// A notification APNs accepted (after the 200). Returns whether it reached the device now.
+    @discardableResult
+    mutating func accept(_ notification: APNSEmulatorNotification, now: Date, logLimit: Int) -> Bool {
         if device.isOnline {
             deliver(notification, now: now, logLimit: logLimit)
-            return
+            return true
         }
         // Offline: `apns-expiration: 0` means one attempt, never stored.
         if notification.expiration == 0 {
             discarded += 1
-            return
+            return false
         }
         var expiresAt = now.addingTimeInterval(Self.maximumStorage)
         if let seconds = notification.expiration {
@@ -75,22 +76,26 @@ struct DeviceRecord: Sendable {
         }
         guard expiresAt > now else {
             discarded += 1
-            return
+            return false
         }
         // Only the newest is kept, per app per device (apns.md E.1).
         if stored != nil { discarded += 1 }
         stored = (notification, expiresAt)
+        return false
     }
 
-    mutating func setOnline(_ online: Bool, now: Date, logLimit: Int) {
+    /// Returns whether a stored notification was delivered on coming online.
+    @discardableResult
+    mutating func setOnline(_ online: Bool, now: Date, logLimit: Int) -> Bool {
         device.isOnline = online
-        guard online, let held = stored else { return }
+        guard online, let held = stored else { return false }
         stored = nil
         if held.expiresAt > now {
             deliver(held.notification, now: now, logLimit: logLimit)
-        } else {
-            discarded += 1
+            return true
         }
+        discarded += 1
+        return false
     }
 
     /// Drops what expired in storage (called lazily).
@@ -105,11 +110,20 @@ struct DeviceRecord: Sendable {
         var notification = notification
         notification.deliveredAt = now
         received.append(notification)
-        if received.count > logLimit { received.removeFirst(received.count - logLimit) }
+        Self.trim(&received, to: logLimit)
         if notification.pushType == .alert {
-            let identifier = notification.identifier
-            displayed.removeAll { $0.identifier == identifier }
+            // Only a collapse id can repeat: without one iOS assigns a fresh identifier (apns.md E.2).
+            if let collapseID = notification.collapseID {
+                displayed.removeAll { $0.collapseID == collapseID }
+            }
             displayed.append(notification)
+            Self.trim(&displayed, to: logLimit)
         }
+    }
+
+    /// Keeps the newest `limit` entries, trimming only when twice as many piled up, so a device
+    /// that receives a million pushes costs O(1) per push. Readers take `suffix(limit)`.
+    private static func trim(_ log: inout [APNSEmulatorNotification], to limit: Int) {
+        if log.count >= 2 * limit { log.removeFirst(log.count - limit) }
     }
 }

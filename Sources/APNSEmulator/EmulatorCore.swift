@@ -27,6 +27,8 @@ public struct APNSEmulatorCounters: Sendable, Hashable {
     public var connectionsAccepted = 0
     /// Connections closed abruptly by fault injection.
     public var connectionResets = 0
+    /// Connections closed with GOAWAY because they spent their error budget (apns.md C.4).
+    public var errorBudgetDisconnects = 0
     /// Notifications delivered to devices (immediately or from storage).
     public var delivered = 0
 
@@ -44,7 +46,8 @@ public enum APNSEmulatorError: Error, Hashable, Sendable {
 /// What the connection should do with a request.
 struct Outcome: Sendable {
     enum Action: Sendable {
-        case respond(status: Int, reason: APNSReason?, timestamp: Date?, uniqueID: String?)
+        /// `uniqueID`: send an `apns-unique-id` (a 200 in sandbox, apns.md A.5); the connection makes it.
+        case respond(status: Int, reason: APNSReason?, timestamp: Date?, uniqueID: Bool)
         case neverRespond
         case resetConnection
     }
@@ -55,6 +58,9 @@ struct Outcome: Sendable {
     var goAwayAfter: APNSReason?
     /// Wedge the connection (after an `ExpiredProviderToken`).
     var wedge = false
+    /// Connection settings read under the same lock as the decision, so answering takes no lock.
+    var throttleOnReject = false
+    var errorBudget: APNSEmulatorErrorBudget?
 }
 
 struct FaultRule: Sendable {
@@ -73,6 +79,7 @@ struct ConnectionFaults: Sendable {
     var throttleOnReject = false
     var internalServerErrorRate = 0.0
     var serviceUnavailableRate = 0.0
+    var errorBudget: APNSEmulatorErrorBudget?
 }
 
 /// The state all connections share: devices, faults, counters. Every method takes the lock once.
@@ -99,6 +106,7 @@ final class EmulatorCore: Sendable {
         var initial = State(maxConcurrentStreams: configuration.maxConcurrentStreams)
         initial.faults.wedgeOnExpiredToken = configuration.wedgeOnExpiredToken
         initial.faults.throttleOnReject = configuration.throttleOnReject
+        initial.faults.errorBudget = configuration.errorBudget
         state = Locked(initial)
     }
 
@@ -115,7 +123,7 @@ final class EmulatorCore: Sendable {
                     return Outcome(action: .resetConnection, apnsID: apnsID)
                 }
                 outcome = Outcome(
-                    action: .respond(status: reason.status ?? 500, reason: reason, timestamp: nil, uniqueID: nil),
+                    action: .respond(status: reason.status ?? 500, reason: reason, timestamp: nil, uniqueID: false),
                     apnsID: apnsID
                 )
                 outcome.wedge = reason == .expiredProviderToken && faults.wedgeOnExpiredToken
@@ -128,6 +136,8 @@ final class EmulatorCore: Sendable {
                                       autoRegister: autoRegister, logLimit: logLimit)
             }
             if outcome.delay == nil { outcome.delay = faults.responseDelay }
+            outcome.throttleOnReject = faults.throttleOnReject
+            outcome.errorBudget = faults.errorBudget
             if let limit = faults.goAwayAfterStreams, requestIndex == limit {
                 outcome.goAwayAfter = faults.goAwayReason
             }
@@ -154,7 +164,7 @@ final class EmulatorCore: Sendable {
     ) -> Outcome {
         func reject(_ reason: APNSReason, timestamp: Date? = nil) -> Outcome {
             Outcome(
-                action: .respond(status: reason.status ?? 500, reason: reason, timestamp: timestamp, uniqueID: nil),
+                action: .respond(status: reason.status ?? 500, reason: reason, timestamp: timestamp, uniqueID: false),
                 apnsID: request.apnsID
             )
         }
@@ -180,9 +190,11 @@ final class EmulatorCore: Sendable {
             }
         }
 
-        // The device registry (apns.md G.1, G.2, A.7).
+        // The device registry (apns.md G.1, G.2, A.7). One hash lookup, then the record is
+        // mutated in place through its index: copying a `DeviceRecord` showed up in profiles.
         let kind: APNSEmulatorDevice.Kind = request.pushType == .voip ? .voip : .app
-        if state.devices[request.deviceToken] == nil {
+        var index = state.devices.index(forKey: request.deviceToken)
+        if index == nil {
             guard autoRegister else { return reject(.badDeviceToken) }
             state.devices[request.deviceToken] = DeviceRecord(
                 device: APNSEmulatorDevice(
@@ -190,12 +202,16 @@ final class EmulatorCore: Sendable {
                     kind: kind, isOnline: true, registeredAt: now, unregisteredAt: nil
                 )
             )
+            index = state.devices.index(forKey: request.deviceToken)
         }
-        let device = state.devices[request.deviceToken]!.device
-        // A token of the other environment is simply not a valid token here.
-        if device.environment != environment { return reject(.badDeviceToken) }
-        if device.bundleID != request.bundleID || device.kind != kind { return reject(.deviceTokenNotForTopic) }
-        if let gone = device.unregisteredAt { return reject(.unregistered, timestamp: gone) }
+        let slot = index!
+        do {
+            let device = state.devices.values[slot].device
+            // A token of the other environment is simply not a valid token here.
+            if device.environment != environment { return reject(.badDeviceToken) }
+            if device.bundleID != request.bundleID || device.kind != kind { return reject(.deviceTokenNotForTopic) }
+            if let gone = device.unregisteredAt { return reject(.unregistered, timestamp: gone) }
+        }
 
         let notification = APNSEmulatorNotification(
             apnsID: request.apnsID, deviceToken: request.deviceToken, topic: request.topic,
@@ -203,16 +219,20 @@ final class EmulatorCore: Sendable {
             collapseID: request.collapseID, headers: request.headers, payload: request.payload,
             acceptedAt: now, deliveredAt: nil
         )
-        let before = state.devices[request.deviceToken]!.received.count
-        state.devices[request.deviceToken]!.accept(notification, now: now, logLimit: logLimit)
-        if state.devices[request.deviceToken]!.device.isOnline || state.devices[request.deviceToken]!.received.count != before {
+        if state.devices.values[slot].accept(notification, now: now, logLimit: logLimit) {
             state.counters.delivered += 1
         }
-        let uniqueID = environment == .sandbox ? UUID().uuidString.lowercased() : nil
         return Outcome(
-            action: .respond(status: 200, reason: nil, timestamp: nil, uniqueID: uniqueID),
+            action: .respond(status: 200, reason: nil, timestamp: nil, uniqueID: environment == .sandbox),
             apnsID: request.apnsID,
             delay: delay
         )
     }
+}
+
+/// The faults in force, for the control API's `GET /faults`.
+struct FaultSnapshot: Sendable {
+    var rules: [FaultRule]
+    var connectionFaults: ConnectionFaults
+    var maxConcurrentStreams: Int
 }

@@ -19,6 +19,12 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
     @Option(name: .customLong("tls-key"), help: "Server private key (PEM), with --tls-cert.")
     var tlsKey: String?
 
+    @Option(
+        name: .customLong("client-ca"),
+        help: "PEM file of a CA whose client certificates may connect (certificate-based authentication; the subject's UID is the bundle id). Repeatable."
+    )
+    var clientCAs: [String] = []
+
     @Option(name: .long, help: "sandbox or production.")
     var environment: String = "sandbox"
 
@@ -34,8 +40,20 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-streams"), help: "MAX_CONCURRENT_STREAMS after the first valid token.")
     var maxStreams: Int = 1000
 
-    @Option(name: .long, help: "HOST:PORT of the HTTP control API (not implemented yet).")
+    @Option(name: .customLong("initial-streams"), help: "MAX_CONCURRENT_STREAMS before the first valid token (Apple: 1).")
+    var initialStreams: Int = 1
+
+    @Option(name: .long, help: "HOST:PORT of the HTTP/JSON control API (port 0 = any free port). Off without it.")
     var control: String?
+
+    @Option(
+        name: .customLong("error-budget"),
+        help: "ERRORS[:BADTOKENS]: close a connection with GOAWAY after this many 4xx answers other than 410 (or this many BadDeviceToken). Off by default."
+    )
+    var errorBudget: String?
+
+    @Option(name: .long, help: "Event-loop threads (default: one per core).")
+    var threads: Int?
 
     @Option(name: .customLong("state-dir"), help: "Directory for the generated CA certificate (ca.pem).")
     var stateDir: String?
@@ -46,6 +64,17 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
         }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         _ = try Self.hostPort(listen)
+        if let control { _ = try Self.hostPort(control) }
+        if let errorBudget { _ = try Self.budget(errorBudget) }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+    }
+
+    static func budget(_ text: String) throws -> APNSEmulatorErrorBudget {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+        guard (1...2).contains(parts.count), parts.allSatisfy({ ($0 ?? 0) > 0 }) else {
+            throw ValidationError("--error-budget is ERRORS or ERRORS:BADTOKENS (positive integers), got \(text)")
+        }
+        return APNSEmulatorErrorBudget(errors: parts[0], badDeviceTokenErrors: parts.count == 2 ? parts[1] : nil)
     }
 
     static func hostPort(_ text: String) throws -> (String, Int) {
@@ -61,6 +90,10 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
         configuration.bundleIDs = topics
         configuration.autoRegister = autoRegister
         configuration.maxConcurrentStreams = maxStreams
+        configuration.initialStreamsBeforeAuthentication = initialStreams
+        configuration.errorBudget = try errorBudget.map(Self.budget)
+        configuration.threads = threads
+        configuration.trustedClientCAPEMs = try clientCAs.map { try String(contentsOfFile: $0, encoding: .utf8) }
         for spec in authKeys {
             let parts = spec.split(separator: ":", maxSplits: 2).map(String.init)
             guard parts.count == 3 else { throw ValidationError("--auth-key is KEYID:TEAMID:PEMFILE, got \(spec)") }
@@ -76,17 +109,20 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
             caPath = (directory as NSString).appendingPathComponent("ca.pem")
             configuration.caCertificateOutputPath = caPath
         }
-        if configuration.authKeys.isEmpty {
+        if configuration.authKeys.isEmpty && configuration.trustedClientCAPEMs.isEmpty {
             print("warning: no --auth-key given; every token request will get InvalidProviderToken")
-        }
-        if control != nil {
-            print("warning: --control is not implemented yet; use the Swift API")
         }
 
         let emulator = try APNSEmulator(configuration: configuration)
         try await emulator.start()
         print("APNs emulator (\(configuration.environment.rawValue)) listening on \(configuration.host):\(emulator.port)")
         if let caPath { print("CA certificate: \(caPath)") }
+        if let control {
+            let (host, port) = try Self.hostPort(control)
+            let server = try await emulator.startControl(host: host, port: port)
+            print("Control API listening on http://\(host):\(server.port)")
+        }
+        fflush(nil)  // Scripts wait for these lines; stdout is block-buffered when it is a file.
 
         await Self.waitForTermination()
         print("shutting down")

@@ -65,18 +65,17 @@ struct NotificationOptions: ParsableArguments {
         case .voip:
             try rejectAlertFlags()
             return APNSVoIPNotification(custom: custom, priority: priority ?? .immediately, expiration: self.expiration == nil ? .immediately : expiration, collapseID: collapseID)
-        case .location:
+        case .location, .complication, .pushtotalk, .controls:
             try rejectAlertFlags()
-            return APNSLocationNotification(custom: custom, priority: priority ?? .immediately, expiration: expiration, collapseID: collapseID)
-        case .complication:
-            try rejectAlertFlags()
-            return APNSComplicationNotification(custom: custom, priority: priority ?? .immediately, expiration: expiration, collapseID: collapseID)
-        case .pushtotalk:
-            try rejectAlertFlags()
-            return APNSPushToTalkNotification(custom: custom, priority: priority ?? .immediately, expiration: expiration, collapseID: collapseID)
-        case .controls:
-            try rejectAlertFlags()
-            return APNSControlsNotification(custom: custom, priority: priority ?? .immediately, expiration: expiration, collapseID: collapseID)
+            func simple<Kind: APNSSimpleKind>(_: Kind.Type) -> APNSSimpleNotification<Kind> {
+                APNSSimpleNotification(custom: custom, priority: priority ?? .immediately, expiration: expiration, collapseID: collapseID)
+            }
+            switch type {
+            case .location: return simple(LocationKind.self)
+            case .complication: return simple(ComplicationKind.self)
+            case .pushtotalk: return simple(PushToTalkKind.self)
+            default: return simple(ControlsKind.self)
+            }
         case .widgets:
             try rejectAlertFlags()
             return APNSWidgetsNotification(priority: priority ?? .considerPower, expiration: expiration, collapseID: collapseID)

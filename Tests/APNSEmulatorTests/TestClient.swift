@@ -70,10 +70,18 @@ final class TestClient: Sendable {
 
     /// `burst` is written as soon as the channel is active, in the TLS client's first flight, so it
     /// reaches the server before the client could have seen the server's SETTINGS.
-    static func connect(to emulator: APNSEmulator, alpn: [String] = ["h2"], burst: [TestRequest] = []) async throws -> TestClient {
+    /// `identity` presents a client certificate (certificate-based authentication, apns.md B.4).
+    static func connect(
+        to emulator: APNSEmulator, alpn: [String] = ["h2"], burst: [TestRequest] = [],
+        identity: APNSEmulatorClientIdentity? = nil
+    ) async throws -> TestClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(emulator.caCertificatePEM!.utf8)))
         tls.applicationProtocols = alpn
+        if let identity {
+            tls.certificateChain = try NIOSSLCertificate.fromPEMBytes(Array(identity.certificatePEM.utf8)).map { .certificate($0) }
+            tls.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem))
+        }
         let context = try NIOSSLContext(configuration: tls)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelInitializer { channel in

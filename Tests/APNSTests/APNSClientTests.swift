@@ -2,6 +2,7 @@ import APNS
 import APNSCore
 import APNSEmulator
 import Foundation
+import NIOSSL
 import Testing
 
 /// The client against the APNs emulator, over real HTTP/2 and TLS on loopback.
@@ -204,6 +205,32 @@ import Testing
             #expect(accepted.status == 200)
             // The wedged connection was abandoned for a new one.
             #expect(harness.emulator.counters.connectionsAccepted >= 2)
+        }
+    }
+}
+
+@Suite struct APNSCertificateAuthenticationTests {
+    @Test func certificateCredentialPushesWithoutAProviderToken() async throws {
+        let identity = try APNSEmulatorClientIdentity.generate(bundleID: EmulatorHarness.bundleID)
+        try await EmulatorHarness.run(configureEmulator: { $0.trustedClientCAPEMs = [identity.caCertificatePEM] }) { harness in
+            let credential = APNSCredential.certificate(
+                name: "com.example.app",
+                chain: [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)],
+                privateKey: try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem))
+            let token = EmulatorHarness.newToken()
+            let alert = try await harness.client.send(
+                APNSAlertNotification(alert: .init(body: "over mTLS")), to: token, bundleID: EmulatorHarness.bundleID,
+                environment: .sandbox, credential: credential)
+            #expect(alert.status == 200)
+            let voip = try await harness.client.send(
+                APNSVoIPNotification(), to: EmulatorHarness.newToken(), bundleID: EmulatorHarness.bundleID,
+                environment: .sandbox, credential: credential)
+            #expect(voip.status == 200)
+            // A topic the certificate does not carry.
+            let other = try await harness.client.send(
+                APNSAlertNotification(badge: 1), to: token, bundleID: "com.example.other",
+                environment: .sandbox, credential: credential)
+            #expect(other.reason == .badTopic)
         }
     }
 }
