@@ -7,8 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT=${1:-200000}
-CONNECTIONS=${2:-4}
-STREAMS=${3:-250}
+CONNECTIONS=${2:-8}
+STREAMS=${3:-125}
 PORT=${PORT:-22197}
 WORK=$(mktemp -d)
 EMULATOR=; trap 'kill $EMULATOR 2>/dev/null || true; rm -rf "$WORK"' EXIT

@@ -23,8 +23,8 @@ public final class APNSClient: Sendable {
     private let ownsGroup: Bool
     private let logger: Logger
     private let metrics: APNSMetrics
-    private let pools = NIOLockedValueBox<[String: APNSConnectionPool]>([:])
-    private let isShutDown = NIOLockedValueBox(false)
+    /// The pools, and nil once shut down: one lock on the send path for both.
+    private let pools = NIOLockedValueBox<[PoolKey: APNSConnectionPool]?>([:])
 
     /// `metricsFactory` defaults to the process-wide one that `MetricsSystem.bootstrap` set.
     public init(
@@ -57,9 +57,7 @@ public final class APNSClient: Sendable {
     public func send(
         _ request: APNSRequest, environment: APNSEnvironment, credential: APNSCredential, deadline: TimeInterval? = nil
     ) async throws -> APNSResponse {
-        if isShutDown.withLockedValue({ $0 }) { throw APNSClientError.shutDown }
-        let pool: APNSConnectionPool
-        do { pool = try self.pool(for: environment, credential: credential) } catch { throw APNSClientError.tokenUnavailable("\(error)") }
+        let pool = try self.pool(for: environment, credential: credential)
         let timeLimit = deadline ?? configuration.defaultDeadline
         let end = NIODeadline.now() + .nanoseconds(Int64(timeLimit * 1e9))
         var attempt = 0
@@ -144,10 +142,9 @@ public final class APNSClient: Sendable {
 
     /// Closes every connection and fails what still waits.
     public func shutdown() async {
-        isShutDown.withLockedValue { $0 = true }
         let all = pools.withLockedValue { pools in
-            defer { pools.removeAll() }
-            return Array(pools.values)
+            defer { pools = nil }
+            return pools.map { Array($0.values) } ?? []
         }
         for pool in all { await pool.shutdown() }
         if ownsGroup { try? await group.shutdownGracefully() }
@@ -156,7 +153,7 @@ public final class APNSClient: Sendable {
     /// Open connections, in-flight streams and queued requests over all pools.
     public var poolSnapshot: (connections: Int, inFlight: Int, queued: Int) {
         pools.withLockedValue { pools in
-            pools.values.reduce((0, 0, 0)) { total, pool in
+            (pools ?? [:]).values.reduce((0, 0, 0)) { total, pool in
                 let snapshot = pool.snapshot
                 return (total.0 + snapshot.connections, total.1 + snapshot.inFlight, total.2 + snapshot.queued)
             }
@@ -168,16 +165,25 @@ public final class APNSClient: Sendable {
     private func pool(for environment: APNSEnvironment, credential: APNSCredential) throws -> APNSConnectionPool {
         let endpoint = configuration.endpointOverride.map { APNSEndpoint(host: $0.host, port: $0.port) }
             ?? APNSEndpoint(host: environment.host, port: APNSEnvironment.port)
-        let key = "\(credential.label)@\(endpoint.host):\(endpoint.port)"
+        let key = PoolKey(credential: credential.identity, endpoint: endpoint)
         return try pools.withLockedValue { pools in
-            if let pool = pools[key] { return pool }
+            guard pools != nil else { throw APNSClientError.shutDown }
+            if let pool = pools![key] { return pool }
+            let context: NIOSSLContext
+            do { context = try makeTLSContext(for: credential) } catch { throw APNSClientError.tlsConfiguration("\(error)") }
             let pool = APNSConnectionPool(
-                endpoint: endpoint, tlsContext: try makeTLSContext(for: credential), group: group,
+                endpoint: endpoint, tlsContext: context, group: group,
                 configuration: configuration, metrics: metrics, logger: logger
             )
-            pools[key] = pool
+            pools![key] = pool
             return pool
         }
+    }
+
+    /// Pools are found on every send, so their key is cheap to build: no string formatting.
+    private struct PoolKey: Hashable {
+        var credential: APNSCredential.Identity
+        var endpoint: APNSEndpoint
     }
 
     private func makeTLSContext(for credential: APNSCredential) throws -> NIOSSLContext {

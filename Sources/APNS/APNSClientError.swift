@@ -14,6 +14,8 @@ public enum APNSClientError: Error, Sendable, CustomStringConvertible {
     case shutDown
     /// The provider token could not be made (a broken key).
     case tokenUnavailable(String)
+    /// The TLS settings were refused (a bad certificate or key).
+    case tlsConfiguration(String)
 
     public var description: String {
         switch self {
@@ -23,6 +25,7 @@ public enum APNSClientError: Error, Sendable, CustomStringConvertible {
         case .connectionFailed(let attempts, let error): "connection failed \(attempts) times; last: \(error)"
         case .shutDown: "the client is shut down"
         case .tokenUnavailable(let why): "no provider token: \(why)"
+        case .tlsConfiguration(let why): "TLS configuration refused: \(why)"
         }
     }
 }

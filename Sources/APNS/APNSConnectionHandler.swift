@@ -33,7 +33,9 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
 
     private struct OpenStream {
         var promise: EventLoopPromise<APNSResponse>
-        var timeout: Scheduled<Void>?
+        var deadline: NIODeadline
+        var sentID: String
+        var sentUUID: UUID
         var status: Int?
         var apnsID: UUID?
         var uniqueID: UUID?
@@ -51,7 +53,8 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
     private var isGoingAway = false
     private var lastActivity = NIODeadline.now()
     private var pingOutstanding = false
-    private var pingTask: Scheduled<Void>?
+    private var tickTask: Scheduled<Void>?
+    private var lastPingCheck = NIODeadline.now()
     private var context: ChannelHandlerContext?
 
     init(authority: String, pingInterval: TimeAmount, onEvent: @escaping (APNSConnectionEvent) -> Void) {
@@ -62,22 +65,36 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        // Apple: on a mostly idle connection, send a PING; idle connections are also reset
-        // silently by middleboxes (apns.md C.1, G.6). A PING unanswered for a whole interval
-        // means the connection is dead.
-        schedulePing(on: context.eventLoop)
+        scheduleTick(on: context.eventLoop)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        pingTask?.cancel()
+        tickTask?.cancel()
         self.context = nil
     }
 
-    private func schedulePing(on eventLoop: any EventLoop) {
-        pingTask = eventLoop.assumeIsolated().scheduleTask(in: pingInterval) { [weak self] in
-            guard let self else { return }
-            self.pingIfIdle()
-            if self.context != nil { self.schedulePing(on: eventLoop) }
+    /// Deadlines are checked by one periodic sweep, not a timer per stream: scheduling and
+    /// cancelling a timer for every notification showed up in profiles of the send path.
+    static let tickInterval = TimeAmount.milliseconds(50)
+
+    private func scheduleTick(on eventLoop: any EventLoop) {
+        tickTask = eventLoop.assumeIsolated().scheduleTask(in: Self.tickInterval) { [weak self] in
+            guard let self, self.context != nil else { return }
+            self.tick()
+            self.scheduleTick(on: eventLoop)
+        }
+    }
+
+    private func tick() {
+        let now = NIODeadline.now()
+        if !streams.isEmpty {
+            for (id, stream) in streams where stream.deadline <= now { timedOut(id) }
+        }
+        // Apple: on a mostly idle connection, send a PING; idle connections are also reset
+        // silently by middleboxes (apns.md C.1, G.6).
+        if now - lastPingCheck >= pingInterval {
+            lastPingCheck = now
+            pingIfIdle(now: now)
         }
     }
 
@@ -109,27 +126,28 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
         if let authorization = outbound.authorization {
             headers.add(name: "authorization", value: authorization, indexing: .nonIndexable)
         }
-        for (name, value) in request.headers {
-            let indexing: HPACKIndexing = (name == "apns-id" || name == "apns-expiration" || name == "apns-collapse-id")
-                ? .nonIndexable : .indexable
-            headers.add(name: name, value: value, indexing: indexing)
+        headers.add(name: "apns-push-type", value: request.pushType.rawValue)
+        headers.add(name: "apns-topic", value: request.topic)
+        headers.add(name: "apns-priority", value: request.priority.headerValue)
+        // Apple: apns-id, apns-expiration and apns-collapse-id change per request; don't index them.
+        headers.add(name: "apns-id", value: request.apnsIDHeader, indexing: .nonIndexable)
+        if let expiration = request.expiration.headerValue {
+            headers.add(name: "apns-expiration", value: expiration, indexing: .nonIndexable)
+        }
+        if let collapseID = request.collapseID {
+            headers.add(name: "apns-collapse-id", value: collapseID, indexing: .nonIndexable)
         }
         headers.add(name: "content-length", value: String(request.payload.count))
 
         var body = context.channel.allocator.buffer(capacity: request.payload.count)
         body.writeBytes(request.payload)
 
-        let timeout = context.eventLoop.assumeIsolated().scheduleTask(deadline: outbound.deadline) { [weak self] () -> Void in
-            self?.timedOut(streamID)
-        }
-        streams[streamID] = OpenStream(promise: outbound.promise, timeout: timeout)
+        streams[streamID] = OpenStream(
+            promise: outbound.promise, deadline: outbound.deadline, sentID: request.apnsIDHeader, sentUUID: request.apnsID)
         lastActivity = .now()
-        // If HEADERS cannot be written (the connection died under us), APNs never saw the request.
-        let headersWritten = context.eventLoop.makePromise(of: Void.self)
-        headersWritten.futureResult.assumeIsolated().whenFailure { [weak self] _ in
-            self?.fail(streamID, .goingAway)
-        }
-        context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers)))), promise: headersWritten)
+        // A write that fails here is followed by channelInactive, and the deadline sweep catches
+        // anything else, so no per-request promise is needed to notice it.
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers)))), promise: nil)
         context.write(
             wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(body), endStream: true)))),
             promise: nil
@@ -152,7 +170,9 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
             let fields = headers.headers
             if stream.status == nil, let status = fields.first(name: ":status").flatMap({ Int($0) }) {
                 stream.status = status
-                stream.apnsID = fields.first(name: "apns-id").flatMap(UUID.init(hexString:))
+                // APNs echoes the id we sent; recognise it without parsing.
+                let apnsID = fields.first(name: "apns-id")
+                stream.apnsID = apnsID == stream.sentID ? stream.sentUUID : apnsID.flatMap(UUID.init(hexString:))
                 stream.uniqueID = fields.first(name: "apns-unique-id").flatMap(UUID.init(hexString:))
             }
             if headers.endStream { finish(frame.streamID, stream) } else { streams[frame.streamID] = stream }
@@ -254,7 +274,6 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
 
     private func finish(_ id: HTTP2StreamID, _ stream: OpenStream) {
         streams.removeValue(forKey: id)
-        stream.timeout?.cancel()
         var response = APNSResponse(status: stream.status ?? 0, apnsID: stream.apnsID, uniqueID: stream.uniqueID)
         if response.status != 200, let body = stream.body {
             let parsed = APNSResponse.parseErrorBody(Array(body.readableBytesView))
@@ -267,7 +286,6 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
 
     private func fail(_ id: HTTP2StreamID, _ error: APNSConnectionError) {
         guard let stream = streams.removeValue(forKey: id) else { return }
-        stream.timeout?.cancel()
         stream.promise.fail(error)
         streamEnded()
     }
@@ -278,13 +296,14 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
         context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
     }
 
-    private func pingIfIdle() {
+    /// A PING unanswered for a whole interval means the connection is dead.
+    private func pingIfIdle(now: NIODeadline) {
         guard let context else { return }
         if pingOutstanding {
-            context.close(promise: nil)  // The previous PING went unanswered for a whole interval.
+            context.close(promise: nil)
             return
         }
-        guard NIODeadline.now() - lastActivity >= pingInterval else { return }
+        guard now - lastActivity >= pingInterval else { return }
         pingOutstanding = true
         context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(), ack: false))), promise: nil)
     }

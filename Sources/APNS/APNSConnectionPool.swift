@@ -58,20 +58,30 @@ final class APNSConnectionPool: Sendable {
     func execute(_ request: APNSRequest, authorization: String?, deadline: NIODeadline) -> EventLoopFuture<APNSResponse> {
         let promise = group.any().makePromise(of: APNSResponse.self)
         let stream = APNSStreamRequest(request: request, authorization: authorization, deadline: deadline, promise: promise)
-        let actions = state.withLockedValue { state in
+        // The common case takes one lock: a stream is free, so the request goes straight out.
+        let (outbox, actions): (APNSStreamOutbox?, [APNSPoolStateMachine.Action]) = state.withLockedValue { state in
             let id = state.nextRequestID
             state.nextRequestID += 1
-            state.pending[id] = Pending(stream: stream)
             let actions = state.machine.request(id)
+            if case .execute(id, let connection)? = actions.first, actions.count == 1,
+                let outbox = state.outboxes[connection]
+            {
+                return (outbox, [])
+            }
+            state.pending[id] = Pending(stream: stream)
             if !actions.contains(where: { $0.concerns(id) }) {
                 // Queued: it may wait only until its deadline.
                 state.pending[id]!.queueTimeout = promise.futureResult.eventLoop.scheduleTask(deadline: deadline) { [self] in
                     self.queuedRequestExpired(id)
                 }
             }
-            return actions
+            return (nil, actions)
         }
-        run(actions)
+        if let outbox {
+            outbox.enqueue(stream)
+        } else {
+            run(actions)
+        }
         return promise.futureResult
     }
 
@@ -130,12 +140,6 @@ final class APNSConnectionPool: Sendable {
                 outbox?.channel.close(promise: nil)
             }
         }
-        updateGauges()
-    }
-
-    private func updateGauges() {
-        let (connections, inFlight, queued) = snapshot
-        metrics.poolChanged(connections: connections, inFlight: inFlight, queued: queued)
     }
 
     private func queuedRequestExpired(_ id: APNSPoolStateMachine.RequestID) {
@@ -145,20 +149,25 @@ final class APNSConnectionPool: Sendable {
         pending?.stream.promise.fail(APNSConnectionError.deadlineExceeded)
     }
 
+    /// Connection events also refresh the gauges: they arrive once per read batch, not per request,
+    /// and every change of in-flight, queued or open connections passes through one of them.
     private func handle(_ event: APNSConnectionEvent, on connection: APNSPoolStateMachine.ConnectionID) {
-        let actions: [APNSPoolStateMachine.Action] = state.withLockedValue { state in
+        let (actions, snapshot): ([APNSPoolStateMachine.Action], (Int, Int, Int)) = state.withLockedValue { state in
+            let actions: [APNSPoolStateMachine.Action]
             switch event {
             case .settings(let maxStreams):
-                return state.machine.settingsReceived(on: connection, maxStreams: maxStreams)
+                actions = state.machine.settingsReceived(on: connection, maxStreams: maxStreams)
             case .goingAway:
-                return state.machine.goingAway(connection)
+                actions = state.machine.goingAway(connection)
             case .streamsClosed(let count):
-                return state.machine.streamsClosed(count, on: connection)
+                actions = state.machine.streamsClosed(count, on: connection)
             case .closed:
                 state.outboxes.removeValue(forKey: connection)
-                return state.machine.connectionClosed(connection)
+                actions = state.machine.connectionClosed(connection)
             }
+            return (actions, (state.machine.openConnections, state.machine.inFlight, state.machine.queuedCount))
         }
+        metrics.poolChanged(connections: snapshot.0, inFlight: snapshot.1, queued: snapshot.2)
         if case .goingAway(let reason) = event {
             logger.info("APNs connection going away", metadata: ["host": "\(endpoint.host)", "reason": "\(reason ?? "none")"])
         }

@@ -16,6 +16,19 @@ public enum APNSCredential: Sendable {
         )
     }
 
+    /// What tells credentials apart: each gets its own connections (one team per connection, apns.md B.2).
+    enum Identity: Hashable {
+        case token(ObjectIdentifier)
+        case certificate(String)
+    }
+
+    var identity: Identity {
+        switch self {
+        case .token(let source): .token(ObjectIdentifier(source))
+        case .certificate(let name, _, _): .certificate(name)
+        }
+    }
+
     /// A stable name for metrics and logs (team and key for tokens; never the secret).
     public var label: String {
         switch self {

@@ -11,6 +11,8 @@ final class APNSMetrics: Sendable {
     private let connections: Gauge
     private let latency: Timer
     private let retries: Counter
+    /// The answer nearly every request gets, kept apart from the locked cache below.
+    private let accepted: Counter
     /// Counters are made once per (status, reason) and reused: the send path should not hit the
     /// metrics factory's lock for every request.
     private let responses = NIOLockedValueBox<[String: Counter]>([:])
@@ -22,6 +24,7 @@ final class APNSMetrics: Sendable {
         connections = Gauge(label: "apns_open_connections", factory: factory)
         latency = Timer(label: "apns_request_duration_seconds", factory: factory)
         retries = Counter(label: "apns_retries_total", factory: factory)
+        accepted = Counter(label: "apns_requests_total", dimensions: [("status", "200"), ("reason", "")], factory: factory)
     }
 
     func poolChanged(connections: Int, inFlight: Int, queued: Int) {
@@ -32,7 +35,11 @@ final class APNSMetrics: Sendable {
 
     func recordResponse(_ response: APNSResponse, duration: TimeInterval) {
         latency.recordNanoseconds(Int64(duration * 1e9))
-        counter(status: String(response.status), reason: response.reason?.rawValue ?? "").increment()
+        if response.status == 200 {
+            accepted.increment()
+        } else {
+            counter(status: String(response.status), reason: response.reason?.rawValue ?? "").increment()
+        }
     }
 
     /// Requests that got no HTTP answer: `kind` is deadline, overloaded, connection…

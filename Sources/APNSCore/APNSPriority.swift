@@ -6,4 +6,13 @@ public enum APNSPriority: Int, Hashable, Sendable, CaseIterable {
     case considerPower = 5
     /// 1: prioritise the device's power over everything; never wakes the device.
     case low = 1
+
+    /// The header text, without formatting an integer on every request.
+    public var headerValue: String {
+        switch self {
+        case .immediately: "10"
+        case .considerPower: "5"
+        case .low: "1"
+        }
+    }
 }

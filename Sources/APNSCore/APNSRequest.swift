@@ -9,7 +9,11 @@ public struct APNSRequest: Sendable, Hashable {
     public var expiration: APNSExpiration
     public var collapseID: String?
     /// Always set: the client picks one when the caller did not, so every retry reuses it.
-    public var apnsID: UUID
+    public var apnsID: UUID {
+        didSet { apnsIDHeader = apnsID.lowercaseString }
+    }
+    /// `apns-id` as sent (lowercase, as Apple writes it), formatted once, not on every attempt.
+    public private(set) var apnsIDHeader: String
     public var payload: [UInt8]
 
     /// Builds the request, shortening alert text to fit when the notification allows it.
@@ -35,7 +39,9 @@ public struct APNSRequest: Sendable, Hashable {
         self.priority = notification.priority
         self.expiration = notification.expiration
         self.collapseID = notification.collapseID
-        self.apnsID = notification.apnsID ?? UUID()
+        let apnsID = notification.apnsID ?? UUID.randomV4()
+        self.apnsID = apnsID
+        self.apnsIDHeader = apnsID.lowercaseString
         self.payload = payload
     }
 
@@ -47,8 +53,8 @@ public struct APNSRequest: Sendable, Hashable {
         var headers: [(String, String)] = [
             ("apns-push-type", pushType.rawValue),
             ("apns-topic", topic),
-            ("apns-priority", String(priority.rawValue)),
-            ("apns-id", apnsID.uuidString.lowercased()),
+            ("apns-priority", priority.headerValue),
+            ("apns-id", apnsIDHeader),
         ]
         if let value = expiration.headerValue { headers.append(("apns-expiration", value)) }
         if let collapseID { headers.append(("apns-collapse-id", collapseID)) }

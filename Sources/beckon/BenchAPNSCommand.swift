@@ -3,6 +3,8 @@ import APNSCore
 import ArgumentParser
 import Foundation
 import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
 
 /// `beckon bench apns`: sends N notifications as fast as the pool allows and reports throughput
 /// and latency percentiles. Point it at the emulator (`--auto-register`), never at Apple.
@@ -19,6 +21,7 @@ struct BenchAPNSCommand: AsyncParsableCommand {
     @Option(help: "Bundle id to push to.") var topic: String = "com.example.bench"
     @Option(help: "Distinct random device tokens to spread the load over.") var tokens: Int = 1000
     @Option(name: .customLong("body-size"), help: "Alert body length in bytes.") var bodySize: Int = 100
+    @Option(help: "Event-loop threads for the client's connections.") var threads: Int = System.coreCount
 
     func validate() throws {
         if connection.host == nil { throw ValidationError("benchmarks need --host (the emulator); they never target Apple") }
@@ -26,7 +29,8 @@ struct BenchAPNSCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let client = APNSClient(configuration: try connection.clientConfiguration(maximumQueued: concurrency * 2))
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        let client = APNSClient(configuration: try connection.clientConfiguration(maximumQueued: concurrency * 2), eventLoopGroup: group)
         let credential = try connection.credential()
         let environment = connection.environment
         let deviceTokens = try (0..<tokens).map { _ in try APNSDeviceToken(bytes: (0..<32).map { _ in UInt8.random(in: 0...255) }) }
@@ -76,6 +80,7 @@ struct BenchAPNSCommand: AsyncParsableCommand {
         }
         let elapsed = ContinuousClock.now - started
         await client.shutdown()
+        try await group.shutdownGracefully()
 
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let sorted = results.0.sorted()

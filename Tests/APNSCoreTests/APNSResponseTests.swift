@@ -67,5 +67,18 @@ import Testing
         #expect(UUID(hexString: String(id.uuidString.dropLast())) == nil)
         #expect(UUID(hexString: id.uuidString.replacingOccurrences(of: "-", with: "x")) == nil)
         #expect(UUID(hexString: id.uuidString + "0") == nil)
+        #expect(id.lowercaseString == id.uuidString.lowercased())
+    }
+}
+
+@Suite struct UUIDRandomTests {
+    @Test func randomIDsAreVersion4AndDistinct() {
+        let ids = (0..<1000).map { _ in UUID.randomV4() }
+        #expect(Set(ids).count == 1000)
+        for id in ids.prefix(20) {
+            let text = id.uuidString
+            #expect(Array(text)[14] == "4")
+            #expect("89AB".contains(Array(text)[19]))
+        }
     }
 }
