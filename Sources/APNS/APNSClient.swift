@@ -58,86 +58,49 @@ public final class APNSClient: Sendable {
         _ request: APNSRequest, environment: APNSEnvironment, credential: APNSCredential, deadline: TimeInterval? = nil
     ) async throws -> APNSResponse {
         let pool = try self.pool(for: environment, credential: credential)
-        let timeLimit = deadline ?? configuration.defaultDeadline
-        let end = NIODeadline.now() + .nanoseconds(Int64(timeLimit * 1e9))
-        var attempt = 0
-        var lastConnectionError: APNSConnectionError?
-        var unprocessedRetries = 0
-
+        let end = NIODeadline.now() + .nanoseconds(Int64((deadline ?? configuration.defaultDeadline) * 1e9))
+        var retries = APNSRetryStateMachine(maximumAttempts: configuration.maximumAttempts, backoff: configuration.retryBackoff)
         while true {
-            attempt += 1
-            let authorization: String?
-            var tokenSource: APNSProviderTokenSource?
-            switch credential {
-            case .token(let source):
-                tokenSource = source
-                do { authorization = "bearer " + (try source.token()) } catch { throw APNSClientError.tokenUnavailable("\(error)") }
-            case .certificate:
-                authorization = nil
-            }
-
+            let token = try providerToken(for: credential)
             let started = NIODeadline.now()
-            let outcome: Result<APNSResponse, any Error>
+            let outcome: APNSRetryStateMachine.Outcome
             do {
-                outcome = .success(try await pool.execute(request, authorization: authorization, deadline: end).get())
-            } catch {
-                outcome = .failure(error)
-            }
-
-            var delay: TimeInterval? = nil
-            switch outcome {
-            case .success(let response):
+                let response = try await pool.execute(request, authorization: token.map { "bearer " + $0 }, deadline: end).get()
                 metrics.recordResponse(response, duration: Double((NIODeadline.now() - started).nanoseconds) / 1e9)
-                switch response.retryClass {
-                case .retryWithDelay where attempt < configuration.maximumAttempts:
-                    delay = configuration.retryBackoff.delay(attempt: attempt)
-                case .refreshTokenAndRetry where attempt < configuration.maximumAttempts:
-                    // Apple: a stale token; the connection may stay wedged, so use fresh ones (apns.md B.3).
-                    if let tokenSource, let authorization { tokenSource.rejectedAsExpired(String(authorization.dropFirst(7))) }
-                    pool.retireAll()
-                    delay = 0
-                default:
-                    return response
-                }
-                logger.debug("APNs answered; retrying", metadata: [
-                    "status": "\(response.status)", "reason": "\(response.reason?.rawValue ?? "")",
-                    "token": "\(request.deviceToken.redacted)", "attempt": "\(attempt)",
-                ])
-            case .failure(let error as APNSPoolFailure):
-                metrics.recordFailure(error == .queueFull ? "overloaded" : "shutdown")
-                throw error == .queueFull ? APNSClientError.overloaded : APNSClientError.shutDown
-            case .failure(let error as APNSConnectionError):
-                if error == .deadlineExceeded {
-                    metrics.recordFailure("deadline")
-                    throw APNSClientError.deadlineExceeded(attempts: attempt)
-                }
-                lastConnectionError = error
-                // Streams APNs never processed move to another connection at once (GOAWAY,
-                // REFUSED_STREAM); they do not use up an attempt.
-                if error.wasNotProcessed {
-                    // A server that keeps refusing must not turn this into a busy loop.
-                    attempt -= 1
-                    unprocessedRetries += 1
-                    delay = unprocessedRetries <= 3 ? 0 : configuration.retryBackoff.delay(attempt: unprocessedRetries - 3)
-                } else if attempt < configuration.maximumAttempts {
-                    delay = configuration.retryBackoff.delay(attempt: attempt)
-                } else {
-                    metrics.recordFailure("connection")
-                    throw APNSClientError.connectionFailed(attempts: attempt, lastError: error)
-                }
-            case .failure:
-                metrics.recordFailure("connection")
-                throw APNSClientError.connectionFailed(attempts: attempt, lastError: lastConnectionError ?? .connectionClosed)
+                outcome = .answered(response)
+            } catch let error as APNSConnectionError {
+                outcome = .connectionError(error)
+            } catch let error as APNSPoolFailure {
+                outcome = .poolFailure(error)
+            } catch {
+                outcome = .connectionError(.connectionClosed)
             }
 
             let remaining = Double((end - NIODeadline.now()).nanoseconds) / 1e9
-            guard let delay, remaining > delay else {
-                metrics.recordFailure("deadline")
-                throw APNSClientError.deadlineExceeded(attempts: attempt)
+            switch retries.next(after: outcome, remaining: remaining, random: Double.random(in: 0...1)) {
+            case .deliver(let response):
+                return response
+            case .fail(let error):
+                metrics.recordFailure(error.metricsReason)
+                throw error
+            case .retry(let delay, let refreshToken):
+                if refreshToken, case .token(let source) = credential, let token {
+                    // Apple: the token is stale, and the connection may stay wedged on it (apns.md B.3).
+                    source.rejectedAsExpired(token)
+                    pool.retireAll()
+                }
+                logger.debug("retrying a notification", metadata: [
+                    "token": "\(request.deviceToken.redacted)", "attempt": "\(retries.attempts)", "delay": "\(delay)",
+                ])
+                metrics.recordRetry()
+                if delay > 0 { try? await Task.sleep(nanoseconds: UInt64(delay * 1e9)) }
             }
-            metrics.recordRetry()
-            if delay > 0 { try? await Task.sleep(nanoseconds: UInt64(delay * 1e9)) }
         }
+    }
+
+    private func providerToken(for credential: APNSCredential) throws -> String? {
+        guard case .token(let source) = credential else { return nil }  // Certificates authenticate in TLS.
+        do { return try source.token() } catch { throw APNSClientError.tokenUnavailable("\(error)") }
     }
 
     /// Closes every connection and fails what still waits.

@@ -2,7 +2,7 @@ import APNSCore
 
 /// Why `APNSClient.send` produced no APNs answer. An APNs answer, even an error status, is
 /// returned as an `APNSResponse`, not thrown.
-public enum APNSClientError: Error, Sendable, CustomStringConvertible {
+public enum APNSClientError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The notification breaks a rule checked before sending (size, collapse id, fields).
     case invalidNotification(APNSPayloadError)
     /// The pool's wait queue is full: slow down.
@@ -26,6 +26,18 @@ public enum APNSClientError: Error, Sendable, CustomStringConvertible {
         case .shutDown: "the client is shut down"
         case .tokenUnavailable(let why): "no provider token: \(why)"
         case .tlsConfiguration(let why): "TLS configuration refused: \(why)"
+        }
+    }
+
+    /// The `reason` dimension of `apns_requests_total` for requests that got no answer.
+    var metricsReason: String {
+        switch self {
+        case .deadlineExceeded: "deadline"
+        case .overloaded: "overloaded"
+        case .shutDown: "shutdown"
+        case .connectionFailed: "connection"
+        case .invalidNotification: "invalid"
+        case .tokenUnavailable, .tlsConfiguration: "configuration"
         }
     }
 }
