@@ -8,7 +8,9 @@ public struct APNSLiveActivityNotification: APNSNotification, Hashable {
     public static var pushType: APNSPushType { .liveactivity }
 
     public enum Event: Hashable, Sendable {
-        case start(attributesType: String, attributes: APNSJSON, alert: APNSAlert)
+        /// iOS 18+: `inputPushToken` asks the new activity for an update token; `inputPushChannel`
+        /// subscribes it to a broadcast channel (apns.md D.1).
+        case start(attributesType: String, attributes: APNSJSON, alert: APNSAlert, inputPushToken: Bool = false, inputPushChannel: String? = nil)
         case update
         case end(dismissalDate: Date?)
 
@@ -61,10 +63,12 @@ public struct APNSLiveActivityNotification: APNSNotification, Hashable {
         json.member("stale-date", staleDate.map { Int($0.timeIntervalSince1970) })
         json.member("relevance-score", relevanceScore)
         switch event {
-        case .start(let attributesType, let attributes, let alert):
+        case .start(let attributesType, let attributes, let alert, let inputPushToken, let inputPushChannel):
             json.key("attributes-type"); json.string(attributesType)
             json.key("attributes"); json.value(attributes)
             json.key("alert"); alert.write(to: &json)
+            if inputPushToken { json.key("input-push-token"); json.int(1) }
+            json.member("input-push-channel", inputPushChannel)
         case .update:
             if let alert { json.key("alert"); alert.write(to: &json) }
         case .end(let dismissalDate):

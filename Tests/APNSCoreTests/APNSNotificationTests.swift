@@ -100,13 +100,14 @@ private func header(_ request: APNSRequest, _ name: String) -> String? {
         #expect(files["aps"] == nil)
         let live = try json(APNSRequest(
             APNSLiveActivityNotification(
-                event: .start(attributesType: "Match", attributes: ["home": "A"], alert: .init(title: "Kick-off")),
+                event: .start(attributesType: "Match", attributes: ["home": "A"], alert: .init(title: "Kick-off"), inputPushToken: true),
                 contentState: ["score": 0], timestamp: Date(timeIntervalSince1970: 1_700_000_000)
             ), to: token, bundleID: "a.b"))
         let aps = try #require(live["aps"] as? [String: Any])
         #expect(aps["event"] as? String == "start")
         #expect(aps["timestamp"] as? Int == 1_700_000_000)
         #expect(aps["attributes-type"] as? String == "Match")
+        #expect(aps["input-push-token"] as? Int == 1)
         #expect((aps["content-state"] as? [String: Any])?["score"] as? Int == 0)
     }
 

@@ -1,0 +1,31 @@
+import Foundation
+
+/// A backend's key for one app, as stored: an id that is also the key's visible prefix, and the
+/// SHA-256 of the whole key. The secret itself is never stored.
+public struct AppAPIKey: Hashable, Sendable, Codable {
+    /// Random, unique, and part of the key text (`bk_<id>_<secret>`), so a presented key is found
+    /// by index and only then compared by hash.
+    public var id: String
+    public var appID: String
+    public var name: String?
+    public var createdAt: Date
+    public var revokedAt: Date?
+
+    /// What an operator sees in listings and logs, never enough to authenticate.
+    public var prefix: String { "\(SecretToken.apiKeyPrefix)_\(id)" }
+
+    public init(id: String, appID: String, name: String?, createdAt: Date, revokedAt: Date? = nil) {
+        self.id = id
+        self.appID = appID
+        self.name = name
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
+}
+
+/// A key just created: the only time its secret text exists outside the backend.
+public struct IssuedAPIKey: Sendable {
+    public var key: AppAPIKey
+    /// The full key to hand to the backend (`bk_<id>_<secret>`).
+    public var secret: String
+}

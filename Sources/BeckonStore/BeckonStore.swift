@@ -1,0 +1,97 @@
+import Foundation
+
+/// Beckon's durable state: apps and their API keys, the device registry, the per-user mailbox,
+/// device cursors and read state.
+///
+/// Every method that changes state has committed that change before it returns, so a caller may
+/// answer 2xx as soon as the call succeeds (design rule 9: nothing acknowledged is lost). The
+/// protocol is the seam for a second implementation on PostgreSQL (many nodes, one database);
+/// `SQLiteStore` is the embedded default. Implementations scope every lookup by app, so a key or
+/// device of one app can never reach another app's rows.
+public protocol BeckonStore: Sendable {
+    // MARK: Apps
+
+    /// Stores a new app. Throws `BeckonStoreError.alreadyExists` if the id is taken.
+    @discardableResult
+    func createApp(_ app: App) async throws -> App
+    /// Inserts or replaces the app's declaration (the operator's configuration is the source of
+    /// truth at startup), keeping its `createdAt`.
+    @discardableResult
+    func saveApp(_ app: App) async throws -> App
+    func app(id: String) async throws -> App?
+    func apps() async throws -> [App]
+
+    // MARK: API keys
+
+    /// Creates a key for a backend of `appID`. The secret is in the result and nowhere else:
+    /// only its SHA-256 is stored.
+    func createAPIKey(appID: String, name: String?) async throws -> IssuedAPIKey
+    /// The key a backend presented, if it is known and not revoked. The key carries its app id,
+    /// which is the only app it reaches.
+    func authenticateAPIKey(_ presented: String) async throws -> AppAPIKey?
+    func apiKeys(appID: String) async throws -> [AppAPIKey]
+    /// Returns false if no such key of that app exists or it was already revoked.
+    func revokeAPIKey(appID: String, keyID: String) async throws -> Bool
+
+    // MARK: Devices
+
+    /// Registers a device, or replaces the registration of a device already known by
+    /// (app, device id). See `DeviceRegistration` for what a registration means for tokens,
+    /// cursors and credentials.
+    @discardableResult
+    func registerDevice(_ registration: DeviceRegistration) async throws -> Device
+    func device(_ device: DeviceRef) async throws -> Device?
+    func devices(of user: UserRef) async throws -> [Device]
+    /// The device holding `token` (lowercase or uppercase hex) of that kind in the app.
+    func device(appID: String, token: String, kind: PushTokenKind) async throws -> Device?
+    /// Returns false if there was no such device.
+    func deleteDevice(_ device: DeviceRef) async throws -> Bool
+    /// Drops a token after APNs reported it dead, but only if the device has not registered it
+    /// again since `invalidSince` (APNs' 410 `timestamp`; reference/apns.md, "410 race"). Returns
+    /// whether the token was removed.
+    func removeToken(
+        _ device: DeviceRef, kind: PushTokenKind, token: String, invalidSince: Date
+    ) async throws -> Bool
+    /// Issues a new sync credential for the device, replacing any earlier one. The secret is in
+    /// the result and nowhere else.
+    func issueDeviceCredential(_ device: DeviceRef) async throws -> String
+    /// The device a credential belongs to, if the credential is current.
+    func authenticateDevice(credential: String) async throws -> Device?
+
+    // MARK: Mailbox
+
+    /// Appends a batch of messages in one transaction: all of them are stored, or none.
+    ///
+    /// Each recipient user gets the next sequence number of their mailbox. A message whose
+    /// (app, idempotency key) was stored before is not stored again: its result is the original
+    /// one with `isDuplicate == true`. A reused key with different content throws
+    /// `BeckonStoreError.idempotencyConflict`. Payload limits are the caller's to enforce.
+    func appendMessages(appID: String, _ messages: [NewMessage]) async throws -> [AppendedMessage]
+    /// The user's mailbox after `sequence`, in order, at most `limit` entries; messages whose
+    /// `expiresAt` has passed are left out.
+    func messages(for user: UserRef, after sequence: Int64, limit: Int) async throws -> [MailboxEntry]
+    /// One message of the user's mailbox (what a notification service extension fetches by id);
+    /// nil if the message is not in that user's mailbox.
+    func mailboxEntry(for user: UserRef, messageID: String) async throws -> MailboxEntry?
+    /// A message of the app, whoever its recipients are.
+    func message(appID: String, id: String) async throws -> Message?
+    /// The last sequence number assigned in the user's mailbox (0 if none).
+    func lastSequence(of user: UserRef) async throws -> Int64
+
+    // MARK: Cursors and read state
+
+    /// Cumulative acknowledgement: the device has everything up to `sequence`. The cursor never
+    /// moves backwards, and never past the user's last sequence. Returns the cursor after the ack.
+    @discardableResult
+    func ack(device: DeviceRef, upTo sequence: Int64) async throws -> Int64
+    /// The last sequence the device acknowledged (0 for a device that never acked, so a new
+    /// device gets the user's whole retained mailbox).
+    func cursor(device: DeviceRef) async throws -> Int64
+    /// Records that the device read these messages. Ids not in the device's user's mailbox are
+    /// ignored. Returns the ids that became read for the user, i.e. not read before on any of the
+    /// user's devices: those are what "read elsewhere" events and badges need (design rule 7).
+    func markRead(device: DeviceRef, messageIDs: [String]) async throws -> [String]
+    /// Messages and calls in the user's mailbox that none of the user's devices has read, not
+    /// expired. Receipts and custom messages do not count.
+    func unreadCount(of user: UserRef) async throws -> Int
+}

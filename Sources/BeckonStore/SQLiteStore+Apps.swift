@@ -1,0 +1,114 @@
+import Foundation
+import GRDB
+
+extension SQLiteStore {
+    @discardableResult
+    public func createApp(_ app: App) async throws -> App {
+        let now = timestamp
+        return try await writer.write { db in
+            if try Self.appExists(db, id: app.id) {
+                throw BeckonStoreError.alreadyExists(app.id)
+            }
+            try Self.upsertApp(db, app, now: now)
+            return try Self.fetchApp(db, id: app.id)!
+        }
+    }
+
+    @discardableResult
+    public func saveApp(_ app: App) async throws -> App {
+        let now = timestamp
+        return try await writer.write { db in
+            try Self.upsertApp(db, app, now: now)
+            return try Self.fetchApp(db, id: app.id)!
+        }
+    }
+
+    public func app(id: String) async throws -> App? {
+        try await writer.read { db in try Self.fetchApp(db, id: id) }
+    }
+
+    public func apps() async throws -> [App] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM app ORDER BY id").map(App.init(row:))
+        }
+    }
+
+    public func createAPIKey(appID: String, name: String?) async throws -> IssuedAPIKey {
+        let issued = SecretToken.issue(kind: SecretToken.apiKeyPrefix)
+        let now = timestamp
+        let key = try await writer.write { db in
+            try Self.requireApp(db, id: appID)
+            try db.execute(
+                sql: "INSERT INTO api_key (id, app_id, name, hash, created_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [issued.id, appID, name, issued.hash, now])
+            return AppAPIKey(id: issued.id, appID: appID, name: name, createdAt: Date(millisecondsSince1970: now))
+        }
+        logger.info("API key created", metadata: ["app": "\(appID)", "key": "\(key.prefix)"])
+        return IssuedAPIKey(key: key, secret: issued.text)
+    }
+
+    public func authenticateAPIKey(_ presented: String) async throws -> AppAPIKey? {
+        guard let parsed = SecretToken.parse(presented, kind: SecretToken.apiKeyPrefix) else { return nil }
+        return try await writer.read { db in
+            guard let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM api_key WHERE id = ? AND revoked_at IS NULL", arguments: [parsed.id])
+            else { return nil }
+            guard SecretToken.matches(presented, storedHash: row["hash"]) else { return nil }
+            return AppAPIKey(row: row)
+        }
+    }
+
+    public func apiKeys(appID: String) async throws -> [AppAPIKey] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM api_key WHERE app_id = ? ORDER BY created_at, id", arguments: [appID])
+                .map(AppAPIKey.init(row:))
+        }
+    }
+
+    public func revokeAPIKey(appID: String, keyID: String) async throws -> Bool {
+        let now = timestamp
+        return try await writer.write { db in
+            try db.execute(
+                sql: "UPDATE api_key SET revoked_at = ? WHERE app_id = ? AND id = ? AND revoked_at IS NULL",
+                arguments: [now, appID, keyID])
+            return db.changesCount > 0
+        }
+    }
+
+    // MARK: Helpers shared by the other operations
+
+    static func appExists(_ db: Database, id: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM app WHERE id = ?)", arguments: [id]) ?? false
+    }
+
+    static func requireApp(_ db: Database, id: String) throws {
+        guard try appExists(db, id: id) else { throw BeckonStoreError.appNotFound(id) }
+    }
+
+    static func fetchApp(_ db: Database, id: String) throws -> App? {
+        try Row.fetchOne(db, sql: "SELECT * FROM app WHERE id = ?", arguments: [id]).map(App.init(row:))
+    }
+
+    private static func upsertApp(_ db: Database, _ app: App, now: Int64) throws {
+        guard !app.id.isEmpty else { throw BeckonStoreError.invalidArgument(field: "id", reason: "must not be empty") }
+        guard (try? JSONSerialization.jsonObject(with: app.deliveryDefaults)) is [String: Any] else {
+            throw BeckonStoreError.invalidArgument(field: "deliveryDefaults", reason: "must be a JSON object")
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO app (id, bundle_id, team_id, apns_key_id, apns_key_reference, environments,
+                                 delivery_defaults, limits, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET
+                    bundle_id = excluded.bundle_id, team_id = excluded.team_id,
+                    apns_key_id = excluded.apns_key_id, apns_key_reference = excluded.apns_key_reference,
+                    environments = excluded.environments, delivery_defaults = excluded.delivery_defaults,
+                    limits = excluded.limits, updated_at = excluded.updated_at
+                """,
+            arguments: [
+                app.id, app.bundleID, app.teamID, app.apnsKeyID, app.apnsKeyReference,
+                try StoreJSON.encode(app.environments.map(\.rawValue).sorted()),
+                app.deliveryDefaults, try StoreJSON.encode(app.limits), now, now,
+            ])
+    }
+}

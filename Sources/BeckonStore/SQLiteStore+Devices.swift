@@ -1,0 +1,194 @@
+import Foundation
+import GRDB
+
+extension SQLiteStore {
+    @discardableResult
+    public func registerDevice(_ registration: DeviceRegistration) async throws -> Device {
+        let pushToken = try registration.pushToken.map { try Self.normalizedToken($0, field: "pushToken") }
+        let voipToken = try registration.voipToken.map { try Self.normalizedToken($0, field: "voipToken") }
+        guard !registration.deviceID.isEmpty else {
+            throw BeckonStoreError.invalidArgument(field: "deviceID", reason: "must not be empty")
+        }
+        guard !registration.userID.isEmpty else {
+            throw BeckonStoreError.invalidArgument(field: "userID", reason: "must not be empty")
+        }
+        let capabilities = try StoreJSON.encode(registration.capabilities)
+        let now = timestamp
+        let logger = self.logger
+
+        return try await writer.write { db in
+            guard let app = try Self.fetchApp(db, id: registration.appID) else {
+                throw BeckonStoreError.appNotFound(registration.appID)
+            }
+            guard app.environments.contains(registration.environment) else {
+                throw BeckonStoreError.invalidArgument(
+                    field: "environment", reason: "app \(app.id) does not accept \(registration.environment.rawValue) devices")
+            }
+            let previous = try Self.fetchDevice(db, registration.ref)
+
+            // A token moves to the install that registers it last (see DeviceRegistration).
+            for (column, token) in [("push_token", pushToken), ("voip_token", voipToken)] {
+                guard let token else { continue }
+                try db.execute(
+                    sql: """
+                        UPDATE device SET \(column) = NULL, \(column)_registered_at = NULL, updated_at = ?
+                        WHERE app_id = ? AND \(column) = ? AND id <> ?
+                        """,
+                    arguments: [now, registration.appID, token, registration.deviceID])
+                if db.changesCount > 0 {
+                    logger.info("token moved to another device", metadata: [
+                        "device": "\(registration.ref)", "token": "\(column)",
+                    ])
+                }
+            }
+
+            let userChanged = previous.map { $0.userID != registration.userID } ?? false
+            if userChanged {
+                // Sequences are per user: the old cursor means nothing in the new mailbox, and the
+                // old credential must not open it.
+                try db.execute(
+                    sql: "DELETE FROM device_cursor WHERE app_id = ? AND device_id = ?",
+                    arguments: [registration.appID, registration.deviceID])
+            }
+
+            try db.execute(
+                sql: """
+                    INSERT INTO device (app_id, id, user_id, bundle_id, environment,
+                                        push_token, push_token_registered_at, voip_token, voip_token_registered_at,
+                                        capabilities, locale, app_version, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (app_id, id) DO UPDATE SET
+                        user_id = excluded.user_id, bundle_id = excluded.bundle_id,
+                        environment = excluded.environment,
+                        push_token = excluded.push_token, push_token_registered_at = excluded.push_token_registered_at,
+                        voip_token = excluded.voip_token, voip_token_registered_at = excluded.voip_token_registered_at,
+                        capabilities = excluded.capabilities, locale = excluded.locale,
+                        app_version = excluded.app_version, updated_at = excluded.updated_at,
+                        credential_id = CASE WHEN ? THEN NULL ELSE credential_id END,
+                        credential_hash = CASE WHEN ? THEN NULL ELSE credential_hash END
+                    """,
+                arguments: [
+                    registration.appID, registration.deviceID, registration.userID, registration.bundleID,
+                    registration.environment.rawValue,
+                    pushToken, pushToken == nil ? nil : now, voipToken, voipToken == nil ? nil : now,
+                    capabilities, registration.locale, registration.appVersion, now, now,
+                    userChanged, userChanged,
+                ])
+            return try Self.fetchDevice(db, registration.ref)!
+        }
+    }
+
+    public func device(_ device: DeviceRef) async throws -> Device? {
+        try await writer.read { db in try Self.fetchDevice(db, device) }
+    }
+
+    public func devices(of user: UserRef) async throws -> [Device] {
+        try await writer.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM device WHERE app_id = ? AND user_id = ? ORDER BY id",
+                arguments: [user.appID, user.userID]
+            ).map(Device.init(row:))
+        }
+    }
+
+    public func device(appID: String, token: String, kind: PushTokenKind) async throws -> Device? {
+        guard let token = try? Self.normalizedToken(token, field: "token") else { return nil }
+        let column = Self.tokenColumn(kind)
+        return try await writer.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM device WHERE app_id = ? AND \(column) = ?", arguments: [appID, token]
+            ).map(Device.init(row:))
+        }
+    }
+
+    public func deleteDevice(_ device: DeviceRef) async throws -> Bool {
+        try await writer.write { db in
+            try db.execute(
+                sql: "DELETE FROM device WHERE app_id = ? AND id = ?", arguments: [device.appID, device.deviceID])
+            return db.changesCount > 0
+        }
+    }
+
+    public func removeToken(
+        _ device: DeviceRef, kind: PushTokenKind, token: String, invalidSince: Date
+    ) async throws -> Bool {
+        guard let token = try? Self.normalizedToken(token, field: "token") else { return false }
+        let column = Self.tokenColumn(kind)
+        let now = timestamp
+        let removed = try await writer.write { db in
+            // "Stop pushing notifications until the device registers a token with a later
+            // timestamp" (APNs, reference/apns.md): a registration at or before APNs' timestamp
+            // is the dead one; a later one is the device telling us the token lives again.
+            try db.execute(
+                sql: """
+                    UPDATE device SET \(column) = NULL, \(column)_registered_at = NULL, updated_at = ?
+                    WHERE app_id = ? AND id = ? AND \(column) = ? AND \(column)_registered_at <= ?
+                    """,
+                arguments: [now, device.appID, device.deviceID, token, invalidSince.millisecondsSince1970])
+            return db.changesCount > 0
+        }
+        if removed {
+            logger.info("token removed after APNs reported it invalid", metadata: ["device": "\(device)", "kind": "\(kind)"])
+        }
+        return removed
+    }
+
+    public func issueDeviceCredential(_ device: DeviceRef) async throws -> String {
+        let issued = SecretToken.issue(kind: SecretToken.deviceCredentialPrefix)
+        let now = timestamp
+        try await writer.write { db in
+            try db.execute(
+                sql: "UPDATE device SET credential_id = ?, credential_hash = ?, updated_at = ? WHERE app_id = ? AND id = ?",
+                arguments: [issued.id, issued.hash, now, device.appID, device.deviceID])
+            if db.changesCount == 0 {
+                throw BeckonStoreError.deviceNotFound(appID: device.appID, deviceID: device.deviceID)
+            }
+        }
+        return issued.text
+    }
+
+    public func authenticateDevice(credential: String) async throws -> Device? {
+        guard let parsed = SecretToken.parse(credential, kind: SecretToken.deviceCredentialPrefix) else { return nil }
+        return try await writer.read { db in
+            guard let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM device WHERE credential_id = ?", arguments: [parsed.id]),
+                let hash = row["credential_hash"] as Data?,
+                SecretToken.matches(credential, storedHash: hash)
+            else { return nil }
+            return try Device(row: row)
+        }
+    }
+
+    // MARK: Helpers
+
+    static func fetchDevice(_ db: Database, _ device: DeviceRef) throws -> Device? {
+        try Row.fetchOne(
+            db, sql: "SELECT * FROM device WHERE app_id = ? AND id = ?", arguments: [device.appID, device.deviceID]
+        ).map(Device.init(row:))
+    }
+
+    /// The device's user, or `deviceNotFound`.
+    static func requireUser(_ db: Database, of device: DeviceRef) throws -> String {
+        guard let userID = try String.fetchOne(
+            db, sql: "SELECT user_id FROM device WHERE app_id = ? AND id = ?", arguments: [device.appID, device.deviceID])
+        else { throw BeckonStoreError.deviceNotFound(appID: device.appID, deviceID: device.deviceID) }
+        return userID
+    }
+
+    static func tokenColumn(_ kind: PushTokenKind) -> String {
+        switch kind {
+        case .remote: "push_token"
+        case .voip: "voip_token"
+        }
+    }
+
+    /// Lowercase hex, so a token matches whatever case the app or APNs wrote it in. APNs tokens
+    /// are 32 bytes today but Apple documents them as variable length: only the form is checked.
+    static func normalizedToken(_ token: String, field: String) throws -> String {
+        let lower = token.lowercased()
+        guard !lower.isEmpty, lower.utf8.count % 2 == 0, lower.utf8.count <= 400,
+              lower.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+        else { throw BeckonStoreError.invalidArgument(field: field, reason: "must be an even number of hex digits") }
+        return lower
+    }
+}

@@ -1,0 +1,173 @@
+import Crypto
+import Foundation
+import GRDB
+
+extension SQLiteStore {
+    public func appendMessages(appID: String, _ messages: [NewMessage]) async throws -> [AppendedMessage] {
+        guard !messages.isEmpty else { return [] }
+        // Everything that does not need the database is prepared before taking the write lock,
+        // which is the one thing all appends share.
+        let prepared = try messages.map(PreparedMessage.init)
+        let now = timestamp
+
+        return try await groupCommit.write { db in
+            try Self.requireApp(db, id: appID)
+            var results: [AppendedMessage] = []
+            results.reserveCapacity(prepared.count)
+            for message in prepared {
+                results.append(try Self.append(db, appID: appID, message, now: now))
+            }
+            return results
+        }
+    }
+
+    public func messages(for user: UserRef, after sequence: Int64, limit: Int) async throws -> [MailboxEntry] {
+        guard limit > 0 else { return [] }
+        let now = timestamp
+        return try await writer.read { db in
+            try Row.fetchAll(
+                db.cachedStatement(sql: """
+                    SELECT mb.user_id, mb.sequence, \(Message.columns)
+                    FROM mailbox mb JOIN message m ON m.id = mb.message_id
+                    WHERE mb.app_id = ? AND mb.user_id = ? AND mb.sequence > ?
+                      AND (m.expires_at IS NULL OR m.expires_at > ?)
+                    ORDER BY mb.sequence
+                    LIMIT ?
+                    """),
+                arguments: [user.appID, user.userID, sequence, now, limit]
+            ).map { row in
+                MailboxEntry(userID: row["user_id"], sequence: row["sequence"], message: try Message(row: row))
+            }
+        }
+    }
+
+    public func mailboxEntry(for user: UserRef, messageID: String) async throws -> MailboxEntry? {
+        try await writer.read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT mb.user_id, mb.sequence, \(Message.columns)
+                    FROM mailbox mb JOIN message m ON m.id = mb.message_id
+                    WHERE mb.message_id = ? AND mb.app_id = ? AND mb.user_id = ?
+                    """,
+                arguments: [messageID, user.appID, user.userID]
+            ).map { row in
+                MailboxEntry(userID: row["user_id"], sequence: row["sequence"], message: try Message(row: row))
+            }
+        }
+    }
+
+    public func message(appID: String, id: String) async throws -> Message? {
+        try await writer.read { db in try Self.fetchMessage(db, appID: appID, id: id) }
+    }
+
+    public func lastSequence(of user: UserRef) async throws -> Int64 {
+        try await writer.read { db in try Self.lastSequence(db, user) }
+    }
+
+    // MARK: Helpers
+
+    static func lastSequence(_ db: Database, _ user: UserRef) throws -> Int64 {
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT last_sequence FROM user_sequence WHERE app_id = ? AND user_id = ?"),
+            arguments: [user.appID, user.userID]) ?? 0
+    }
+
+    static func fetchMessage(_ db: Database, appID: String, id: String) throws -> Message? {
+        try Row.fetchOne(
+            db, sql: "SELECT \(Message.columns) FROM message m WHERE m.id = ? AND m.app_id = ?", arguments: [id, appID]
+        ).map(Message.init(row:))
+    }
+
+    private static func append(_ db: Database, appID: String, _ message: PreparedMessage, now: Int64) throws -> AppendedMessage {
+        if let key = message.new.idempotencyKey,
+           let existing = try Row.fetchOne(
+               db.cachedStatement(sql: "SELECT id, fingerprint FROM message WHERE app_id = ? AND idempotency_key = ?"),
+               arguments: [appID, key])
+        {
+            // A retry: answer what the first attempt stored, store nothing. The write lock makes
+            // this check-then-insert atomic; the unique index would catch a race on PostgreSQL.
+            guard SecretToken.constantTimeEquals(existing["fingerprint"], message.fingerprint) else {
+                throw BeckonStoreError.idempotencyConflict(key: key)
+            }
+            let id: String = existing["id"]
+            let positions = try Row.fetchAll(
+                db.cachedStatement(sql: "SELECT user_id, sequence FROM mailbox WHERE message_id = ? ORDER BY user_id"),
+                arguments: [id]
+            ).map { MailboxPosition(userID: $0["user_id"], sequence: $0["sequence"]) }
+            return AppendedMessage(message: try fetchMessage(db, appID: appID, id: id)!, positions: positions, isDuplicate: true)
+        }
+
+        let stored = Message(
+            id: UUID().uuidString.lowercased(), appID: appID, kind: message.new.kind, payload: message.new.payload,
+            hints: message.new.hints, urgency: message.new.urgency,
+            expiresAt: message.new.expiresAt?.truncatedToMilliseconds,
+            idempotencyKey: message.new.idempotencyKey, createdAt: Date(millisecondsSince1970: now))
+        try db.cachedStatement(sql: """
+            INSERT INTO message (id, app_id, kind, payload, hints, urgency, expires_at, idempotency_key, fingerprint, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).execute(arguments: [
+            stored.id, appID, stored.kind.rawValue, stored.payload, message.hintsJSON, stored.urgency.rawValue,
+            stored.expiresAt?.millisecondsSince1970, stored.idempotencyKey, message.fingerprint, now,
+        ])
+
+        var positions: [MailboxPosition] = []
+        positions.reserveCapacity(message.recipients.count)
+        for userID in message.recipients {
+            // Inside the write transaction, so two appends can never be handed the same number,
+            // and a rolled-back append hands back its numbers with the rest of its work.
+            let sequence = try Int64.fetchOne(
+                db.cachedStatement(sql: """
+                    INSERT INTO user_sequence (app_id, user_id, last_sequence) VALUES (?, ?, 1)
+                    ON CONFLICT (app_id, user_id) DO UPDATE SET last_sequence = last_sequence + 1
+                    RETURNING last_sequence
+                    """),
+                arguments: [appID, userID])!
+            try db.cachedStatement(sql: "INSERT INTO mailbox (app_id, user_id, sequence, message_id) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [appID, userID, sequence, stored.id])
+            positions.append(MailboxPosition(userID: userID, sequence: sequence))
+        }
+        return AppendedMessage(message: stored, positions: positions, isDuplicate: false)
+    }
+}
+
+/// A `NewMessage` checked and encoded outside the write transaction.
+struct PreparedMessage: Sendable {
+    var new: NewMessage
+    /// Distinct, in the order given.
+    var recipients: [String]
+    var hintsJSON: String?
+    /// SHA-256 of what a retry with the same idempotency key must repeat: kind, recipients,
+    /// payload, hints and urgency. Not the expiry: a backend that sends a time-to-live gets a
+    /// different `expiresAt` on each retry.
+    var fingerprint: Data
+
+    init(_ new: NewMessage) throws {
+        var seen = Set<String>()
+        let recipients = new.recipients.filter { seen.insert($0).inserted }
+        guard !recipients.isEmpty else {
+            throw BeckonStoreError.invalidArgument(field: "recipients", reason: "must name at least one user")
+        }
+        guard !recipients.contains(where: \.isEmpty) else {
+            throw BeckonStoreError.invalidArgument(field: "recipients", reason: "user ids must not be empty")
+        }
+        if let key = new.idempotencyKey, key.isEmpty || key.utf8.count > 255 {
+            throw BeckonStoreError.invalidArgument(field: "idempotencyKey", reason: "must be 1 to 255 bytes")
+        }
+        self.new = new
+        self.recipients = recipients
+        self.hintsJSON = try new.hints.map(StoreJSON.encode)
+
+        struct Canonical: Encodable {
+            var kind: MessageKind
+            var recipients: [String]
+            var payload: Data
+            var hints: NotificationHints?
+            var urgency: MessageUrgency
+        }
+        let canonical = try StoreJSON.encode(Canonical(
+            kind: new.kind, recipients: recipients.sorted(), payload: new.payload, hints: new.hints, urgency: new.urgency))
+        self.fingerprint = Data(SHA256.hash(data: Data(canonical.utf8)))
+    }
+}

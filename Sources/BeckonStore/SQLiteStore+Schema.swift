@@ -1,0 +1,126 @@
+import GRDB
+
+extension SQLiteStore {
+    /// The schema, as an ordered list of migrations. A migration, once released, is never
+    /// edited: changes go in a new one. Each runs in a transaction, and GRDB records what ran in
+    /// `grdb_migrations`, so opening an up-to-date file runs nothing.
+    ///
+    /// The SQL stays close to what PostgreSQL accepts (snake_case, `ON CONFLICT`, partial
+    /// indexes, integer milliseconds), so the PostgreSQL store can share the same schema.
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE app (
+                    id TEXT NOT NULL PRIMARY KEY,
+                    bundle_id TEXT NOT NULL,
+                    team_id TEXT NOT NULL,
+                    apns_key_id TEXT,
+                    apns_key_reference TEXT,
+                    environments TEXT NOT NULL,          -- JSON array of "sandbox", "production"
+                    delivery_defaults BLOB NOT NULL,     -- JSON object, the planner's
+                    limits TEXT NOT NULL,                -- JSON AppLimits
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                );
+
+                -- Only the SHA-256 of a key is stored; the id is the key's visible, indexed part.
+                CREATE TABLE api_key (
+                    id TEXT NOT NULL PRIMARY KEY,
+                    app_id TEXT NOT NULL REFERENCES app(id) ON DELETE CASCADE,
+                    name TEXT,
+                    hash BLOB NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    revoked_at INTEGER
+                );
+                CREATE INDEX api_key_app ON api_key(app_id);
+
+                CREATE TABLE device (
+                    app_id TEXT NOT NULL REFERENCES app(id) ON DELETE CASCADE,
+                    id TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    bundle_id TEXT NOT NULL,
+                    environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                    push_token TEXT,                     -- lowercase hex
+                    push_token_registered_at INTEGER,
+                    voip_token TEXT,
+                    voip_token_registered_at INTEGER,
+                    capabilities TEXT NOT NULL,          -- JSON DeviceCapabilities
+                    locale TEXT,
+                    app_version TEXT,
+                    credential_id TEXT,
+                    credential_hash BLOB,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    PRIMARY KEY (app_id, id)
+                );
+                CREATE INDEX device_user ON device(app_id, user_id);
+                -- A token belongs to one install: never push the same phone twice.
+                CREATE UNIQUE INDEX device_push_token ON device(app_id, push_token) WHERE push_token IS NOT NULL;
+                CREATE UNIQUE INDEX device_voip_token ON device(app_id, voip_token) WHERE voip_token IS NOT NULL;
+                CREATE UNIQUE INDEX device_credential ON device(credential_id) WHERE credential_id IS NOT NULL;
+
+                -- Content is stored once, whatever the number of recipients.
+                CREATE TABLE message (
+                    id TEXT NOT NULL PRIMARY KEY,
+                    app_id TEXT NOT NULL REFERENCES app(id) ON DELETE CASCADE,
+                    kind TEXT NOT NULL,
+                    payload BLOB NOT NULL,
+                    hints TEXT,                          -- JSON NotificationHints
+                    urgency TEXT NOT NULL,
+                    expires_at INTEGER,
+                    idempotency_key TEXT,
+                    fingerprint BLOB NOT NULL,           -- SHA-256 of what a retry must repeat
+                    created_at INTEGER NOT NULL
+                );
+                -- The guarantee behind idempotency, also when several nodes race (PostgreSQL).
+                CREATE UNIQUE INDEX message_idempotency ON message(app_id, idempotency_key)
+                    WHERE idempotency_key IS NOT NULL;
+
+                -- The last sequence handed out per user. A counter rather than max(sequence):
+                -- once old mailbox rows are pruned, max() could go back and hand out a number a
+                -- device already acknowledged. On PostgreSQL the row is also the per-user lock.
+                CREATE TABLE user_sequence (
+                    app_id TEXT NOT NULL REFERENCES app(id) ON DELETE CASCADE,
+                    user_id TEXT NOT NULL,
+                    last_sequence INTEGER NOT NULL,
+                    PRIMARY KEY (app_id, user_id)
+                );
+
+                CREATE TABLE mailbox (
+                    app_id TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    message_id TEXT NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+                    PRIMARY KEY (app_id, user_id, sequence)
+                ) WITHOUT ROWID;
+                CREATE UNIQUE INDEX mailbox_message ON mailbox(message_id, app_id, user_id);
+
+                -- Cleared when the device's user changes: sequences are per user.
+                CREATE TABLE device_cursor (
+                    app_id TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    acked_sequence INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    PRIMARY KEY (app_id, device_id),
+                    FOREIGN KEY (app_id, device_id) REFERENCES device(app_id, id) ON DELETE CASCADE
+                );
+
+                -- Who read what, when. Not tied to the device row: a read stays a read after the
+                -- device that made it is deleted.
+                CREATE TABLE message_read (
+                    app_id TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    message_id TEXT NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+                    device_id TEXT NOT NULL,
+                    read_at INTEGER NOT NULL,
+                    PRIMARY KEY (app_id, user_id, message_id, device_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX message_read_message ON message_read(message_id);
+                """)
+        }
+
+        return migrator
+    }()
+}

@@ -1,0 +1,96 @@
+import Foundation
+import GRDB
+import Logging
+
+/// The embedded store: one SQLite file in WAL mode, through a GRDB `DatabasePool` (one writer
+/// connection, concurrent readers that never block it).
+///
+/// Writes are serialized by GRDB on the single writer connection, which is what makes sequence
+/// assignment race-free: each append reads and bumps the per-user counter inside its own write
+/// transaction.
+public final class SQLiteStore: BeckonStore {
+    public enum Location: Sendable, Hashable {
+        /// A database file; its directory is created if missing.
+        case file(path: String)
+        /// A private in-memory database (no WAL, gone on close): for tests that need no file.
+        case inMemory
+    }
+
+    let writer: any DatabaseWriter
+    /// The hot, small writes (appends, acks, read markers) go through it to share commits.
+    let groupCommit: GroupCommit
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    /// Opens (creating if needed) the database and brings its schema up to date.
+    ///
+    /// - Parameter now: the clock for `createdAt`, token registration times and expiry; tests
+    ///   move it by hand.
+    public init(
+        location: Location,
+        logger: Logger = Logger(label: "beckon.store"),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
+        self.logger = logger
+        self.now = now
+
+        var configuration = Configuration()
+        configuration.label = "beckon.store"
+        configuration.foreignKeysEnabled = true
+        // Another process (a CLI, a backup) may hold the write lock for a moment: wait, don't fail.
+        configuration.busyMode = .timeout(5)
+
+        switch location {
+        case .file(let path):
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            // Durability of acknowledged writes (design rule 9): a 2xx means the message is on
+            // disk. In WAL mode SQLite's NORMAL (which GRDB sets when it opens a pool) survives
+            // a crash of the process, but a commit may still be lost on power loss or an OS
+            // crash because the WAL is not fsynced at each commit. FULL fsyncs the WAL before
+            // a commit returns. It must be set after the pool exists: GRDB sets NORMAL on the
+            // writer while enabling WAL, after `prepareDatabase` has run. The writer connection
+            // lives as long as the pool, so setting it once holds.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                #if canImport(Darwin)
+                // On Apple platforms fsync does not flush the drive's cache; F_FULLFSYNC does.
+                try db.execute(sql: "PRAGMA fullfsync = ON")
+                #endif
+            }
+            writer = pool
+        case .inMemory:
+            writer = try DatabaseQueue(configuration: configuration)
+        }
+
+        // A file written by a newer Beckon has migrations this one does not know: refuse it
+        // rather than run against a schema it was not written for.
+        try writer.read { db in
+            if try Self.migrator.hasBeenSuperseded(db) {
+                throw BeckonStoreError.schemaTooNew
+            }
+        }
+        try Self.migrator.migrate(writer)
+        groupCommit = GroupCommit(writer: writer)
+        logger.debug("store opened", metadata: ["location": "\(location)"])
+    }
+
+    /// Opens the database file at `path`.
+    public convenience init(path: String, logger: Logger = Logger(label: "beckon.store")) throws {
+        try self.init(location: .file(path: path), logger: logger)
+    }
+
+    /// Closes the connections. Everything acknowledged is already on disk; closing also
+    /// checkpoints the WAL into the main file. Calls after this fail.
+    public func close() throws {
+        try writer.close()
+    }
+
+    /// The migrations applied to the database, in order (for diagnostics and tests).
+    public func appliedMigrations() async throws -> [String] {
+        try await writer.read { db in try Self.migrator.appliedMigrations(db) }
+    }
+
+    var timestamp: Int64 { now().millisecondsSince1970 }
+}

@@ -1,0 +1,53 @@
+import ArgumentParser
+import BeckonServer
+import Configuration
+import Logging
+import Metrics
+import Prometheus
+import ServiceLifecycle
+import SystemPackage
+
+/// `beckon serve`: the Beckon server.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the Beckon server.",
+        discussion: """
+            Settings come from flags, then BECKON_* environment variables (BECKON_HTTP_PORT for
+            http.port), then the JSON file given with --config, then the defaults (README.md).
+            SIGTERM or SIGINT stops it gracefully.
+            """
+    )
+
+    @Option(help: "A JSON configuration file, e.g. {\"http\":{\"port\":8080}}.") var config: String?
+    @Option(help: "http.host: the address to listen on.") var host: String?
+    @Option(help: "http.port: the port to listen on.") var port: Int?
+    @Option(help: "database.path: the SQLite file.") var database: String?
+
+    func run() async throws {
+        var flags: [AbsoluteConfigKey: ConfigValue] = [:]
+        if let host { flags["http.host"] = .init(.string(host), isSecret: false) }
+        if let port { flags["http.port"] = .init(.int(port), isSecret: false) }
+        if let database { flags["database.path"] = .init(.string(database), isSecret: false) }
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(name: "flags", values: flags),
+            EnvironmentVariablesProvider().prefixKeys(with: "beckon"),
+        ]
+        if let config { providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(config))) }
+        let settings: BeckonServerConfiguration
+        do {
+            settings = try BeckonServerConfiguration(reading: ConfigReader(providers: providers))
+        } catch {
+            throw ValidationError(error.description)
+        }
+
+        let logger = Logger(label: "beckon.server")
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let app = BeckonHTTPServer.application(configuration: settings, metrics: registry, logger: logger)
+        let services = ServiceGroup(configuration: .init(
+            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        logger.info("starting", metadata: ["host": "\(settings.host)", "port": "\(settings.port)", "database": "\(settings.databasePath)"])
+        try await services.run()
+    }
+}
