@@ -2,7 +2,6 @@ import APNS
 import APNSCore
 import ArgumentParser
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
@@ -42,22 +41,23 @@ struct BenchAPNSCommand: AsyncParsableCommand {
             _ = try await client.send(APNSAlertNotification(alert: .init(body: body)), to: token, bundleID: topic, environment: environment, credential: credential)
         }
 
-        let next = NIOLockedValueBox(0)
         let started = ContinuousClock.now
+        let workers = min(concurrency, count)
         let results = await withTaskGroup(of: ([Int64], Int, Int).self) { group in
-            for _ in 0..<min(concurrency, count) {
+            for worker in 0..<workers {
+                // A fixed share per worker: no shared counter on the measured path.
+                let share = count / workers + (worker < count % workers ? 1 : 0)
                 group.addTask {
                     var latencies: [Int64] = []
+                    latencies.reserveCapacity(share)
                     var refused = 0
                     var failed = 0
-                    while true {
-                        let index = next.withLockedValue { value -> Int in defer { value += 1 }; return value }
-                        if index >= count { break }
+                    for index in 0..<share {
                         let notification = APNSAlertNotification(alert: .init(body: body))
                         let sent = ContinuousClock.now
                         do {
                             let response = try await client.send(
-                                notification, to: deviceTokens[index % deviceTokens.count], bundleID: topic,
+                                notification, to: deviceTokens[(worker + index * workers) % deviceTokens.count], bundleID: topic,
                                 environment: environment, credential: credential
                             )
                             if !response.isSuccess { refused += 1 }
