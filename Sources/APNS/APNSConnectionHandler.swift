@@ -75,10 +75,14 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
 
     /// Deadlines are checked by one periodic sweep, not a timer per stream: scheduling and
     /// cancelling a timer for every notification showed up in profiles of the send path.
-    static let tickInterval = TimeAmount.milliseconds(50)
+    /// The sweep runs every 50 ms while streams are open, and only for PINGs when idle.
+    static let busyTick = TimeAmount.milliseconds(50)
+    private var idleTick: TimeAmount { min(pingInterval, .seconds(1)) }
+    private var tickIsBusy = false
 
     private func scheduleTick(on eventLoop: any EventLoop) {
-        tickTask = eventLoop.assumeIsolated().scheduleTask(in: Self.tickInterval) { [weak self] in
+        tickIsBusy = !streams.isEmpty
+        tickTask = eventLoop.assumeIsolated().scheduleTask(in: tickIsBusy ? Self.busyTick : idleTick) { [weak self] in
             guard let self, self.context != nil else { return }
             self.tick()
             self.scheduleTick(on: eventLoop)
@@ -144,6 +148,11 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
 
         streams[streamID] = OpenStream(
             promise: outbound.promise, deadline: outbound.deadline, sentID: request.apnsIDHeader, sentUUID: request.apnsID)
+        if !tickIsBusy {
+            // Leaving idle: deadlines need the fast sweep again.
+            tickTask?.cancel()
+            scheduleTick(on: context.eventLoop)
+        }
         lastActivity = .now()
         // A write that fails here is followed by channelInactive, and the deadline sweep catches
         // anything else, so no per-request promise is needed to notice it.

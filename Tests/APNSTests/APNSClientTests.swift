@@ -34,6 +34,10 @@ import Testing
                 #expect(delivered.count == 1)
                 #expect(delivered.first?.topic == request.topic)
                 #expect(delivered.first?.payload == request.payload)
+                // What went over the wire is what the transport-free model says.
+                for (name, value) in request.headers {
+                    #expect(delivered.first?.headers[name] == value, "\(request.pushType) \(name)")
+                }
             }
         }
     }
