@@ -12,46 +12,12 @@ struct EmulatorCertificates: Sendable {
     var leafPrivateKeyPEM: String
 
     static func generate(now: Date = Date()) throws -> EmulatorCertificates {
-        let caKey = P256.Signing.PrivateKey()
-        let leafKey = P256.Signing.PrivateKey()
-        let caName = try DistinguishedName {
-            OrganizationName("Beckon")
-            CommonName("Beckon APNs Emulator CA")
-        }
-        let leafName = try DistinguishedName {
-            OrganizationName("Beckon")
-            CommonName("localhost")
-        }
-        let notBefore = now.addingTimeInterval(-3600)
-        let notAfter = now.addingTimeInterval(365 * 24 * 3600)
-        let caPrivate = Certificate.PrivateKey(caKey)
-
-        let ca = try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: caPrivate.publicKey,
-            notValidBefore: notBefore,
-            notValidAfter: notAfter,
-            issuer: caName,
-            subject: caName,
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                SubjectKeyIdentifier(hash: caPrivate.publicKey)
+        let ca = try ThrowawayCertificateAuthority(commonName: "Beckon APNs Emulator CA", now: now)
+        let leaf = try ca.issue(
+            subject: try DistinguishedName {
+                OrganizationName("Beckon")
+                CommonName("localhost")
             },
-            issuerPrivateKey: caPrivate
-        )
-        let leafPublic = Certificate.PrivateKey(leafKey).publicKey
-        let leaf = try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: leafPublic,
-            notValidBefore: notBefore,
-            notValidAfter: notAfter,
-            issuer: caName,
-            subject: leafName,
-            signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true, keyEncipherment: true))
@@ -60,14 +26,8 @@ struct EmulatorCertificates: Sendable {
                     .dnsName("localhost"),
                     .ipAddress(.init(contentBytes: [127, 0, 0, 1])),
                 ])
-                AuthorityKeyIdentifier(keyIdentifier: SubjectKeyIdentifier(hash: caPrivate.publicKey).keyIdentifier)
-            },
-            issuerPrivateKey: caPrivate
+            }
         )
-        return EmulatorCertificates(
-            caCertificatePEM: try ca.serializeAsPEM().pemString,
-            leafCertificatePEM: try leaf.serializeAsPEM().pemString,
-            leafPrivateKeyPEM: leafKey.pemRepresentation
-        )
+        return EmulatorCertificates(caCertificatePEM: try ca.pem, leafCertificatePEM: leaf.certificate, leafPrivateKeyPEM: leaf.key)
     }
 }
