@@ -119,6 +119,9 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         case .rstStream:
             streams.removeValue(forKey: frame.streamID)
             unanswered.remove(frame.streamID)
+        case .ping(_, ack: false):
+            // NIOHTTP2Handler answers it; counted so tests can see a client's keep-alive (apns.md C.1).
+            core.state.withLock { $0.counters.pingsReceived += 1 }
         default:
             break  // SETTINGS and PING are answered by NIOHTTP2Handler; PRIORITY is ignored (apns.md C.4).
         }

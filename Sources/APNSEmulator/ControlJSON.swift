@@ -175,6 +175,7 @@ enum ControlJSON {
             "refusedStreams": counters.refusedStreams,
             "unanswered": counters.unanswered,
             "goAwaysSent": counters.goAwaysSent,
+            "pingsReceived": counters.pingsReceived,
             "connectionsAccepted": counters.connectionsAccepted,
             "connectionResets": counters.connectionResets,
             "errorBudgetDisconnects": counters.errorBudgetDisconnects,

@@ -24,6 +24,8 @@ public struct APNSEmulatorCounters: Sendable, Hashable {
     /// Streams deliberately left unanswered.
     public var unanswered = 0
     public var goAwaysSent = 0
+    /// PING frames from clients (not acks).
+    public var pingsReceived = 0
     public var connectionsAccepted = 0
     /// Connections closed abruptly by fault injection.
     public var connectionResets = 0

@@ -91,6 +91,16 @@ import Testing
         }
     }
 
+    @Test func idleConnectionsArePingedAndKept() async throws {
+        try await EmulatorHarness.run(configureClient: { $0.pingInterval = .milliseconds(100) }) { harness in
+            #expect(try await harness.send(APNSAlertNotification(badge: 1)).status == 200)
+            while harness.emulator.counters.pingsReceived < 2 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(try await harness.send(APNSAlertNotification(badge: 1)).status == 200)
+            // Answered PINGs keep the connection: still the first one.
+            #expect(harness.emulator.counters.connectionsAccepted == 1)
+        }
+    }
+
     @Test func goAwayMovesUnprocessedStreamsToANewConnection() async throws {
         try await EmulatorHarness.run { harness in
             _ = try await harness.sendConcurrently(5)
