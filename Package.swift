@@ -90,7 +90,9 @@ let package = Package(
         .target(
             name: "BeckonServer",
             dependencies: [
+                "BeckonStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -101,8 +103,9 @@ let package = Package(
         .testTarget(
             name: "BeckonServerTests",
             dependencies: [
-                "BeckonServer",
+                "BeckonServer", "BeckonStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),

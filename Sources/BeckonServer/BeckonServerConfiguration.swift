@@ -1,3 +1,4 @@
+import BeckonStore
 import Configuration
 
 /// Everything `beckon serve` reads at start, with its defaults. Each key can come from the
@@ -14,6 +15,10 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     public var maximumBodyBytes: Int
     /// `shutdown.grace-seconds`: how long sessions get to finish on SIGTERM.
     public var shutdownGraceSeconds: Int
+    /// `apps.ids` and `apps.<id>.*`: the apps this server serves.
+    public var apps: [AppDeclaration]
+    /// `admin.token`: the bearer token of the admin routes (`/v1/admin/...`); nil disables them.
+    public var adminToken: String?
 
     public static let defaults = BeckonServerConfiguration(
         host: "127.0.0.1", port: 8080, databasePath: "beckon.sqlite",
@@ -22,7 +27,7 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
 
     public init(
         host: String, port: Int, databasePath: String, maximumPayloadBytes: Int, maximumBodyBytes: Int,
-        shutdownGraceSeconds: Int
+        shutdownGraceSeconds: Int, apps: [AppDeclaration] = [], adminToken: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -30,6 +35,8 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
         self.maximumPayloadBytes = maximumPayloadBytes
         self.maximumBodyBytes = maximumBodyBytes
         self.shutdownGraceSeconds = shutdownGraceSeconds
+        self.apps = apps
+        self.adminToken = adminToken
     }
 
     /// Reads every key, falling back to the defaults, and checks the values make sense.
@@ -49,6 +56,54 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             throw .invalid(key: "limits.body-bytes", "must be at least limits.payload-bytes")
         }
         guard shutdownGraceSeconds >= 0 else { throw .invalid(key: "shutdown.grace-seconds", "must not be negative") }
+        apps = try Self.readApps(config)
+        adminToken = config.string(forKey: "admin.token", isSecret: true)
+        if let adminToken, adminToken.utf8.count < Self.minimumAdminTokenBytes {
+            throw .invalid(key: "admin.token", "must be at least \(Self.minimumAdminTokenBytes) bytes of random text")
+        }
+    }
+
+    /// Long enough that guessing it online is hopeless (it is compared in constant time).
+    static let minimumAdminTokenBytes = 32
+
+    /// Apps are read as `apps.ids` (a list of app ids) and one scope per app, `apps.<id>.*`,
+    /// because swift-configuration's JSON provider reads arrays of scalars only, not arrays of
+    /// objects; this shape also works from environment variables (`BECKON_APPS_IDS=chat`,
+    /// `BECKON_APPS_CHAT_USER_TOKEN_SECRET=...`), which is where secrets belong.
+    private static func readApps(_ config: ConfigReader) throws(BeckonConfigurationError) -> [AppDeclaration] {
+        let ids = config.stringArray(forKey: "apps.ids", default: [])
+        guard Set(ids).count == ids.count else { throw .invalid(key: "apps.ids", "lists an app twice") }
+        var apps: [AppDeclaration] = []
+        for id in ids {
+            guard !id.isEmpty, id != "ids", id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
+                throw .invalid(key: "apps.ids", "\"\(id)\" is not a valid app id (ASCII letters, digits and '-'; not \"ids\")")
+            }
+            let scope = "apps.\(id)"
+            let app = config.scoped(to: ConfigKey(["apps", id]))
+            guard let bundleID = app.string(forKey: "bundle-id"), !bundleID.isEmpty else {
+                throw .invalid(key: "\(scope).bundle-id", "is required")
+            }
+            guard let teamID = app.string(forKey: "team-id"), !teamID.isEmpty else {
+                throw .invalid(key: "\(scope).team-id", "is required")
+            }
+            var environments: Set<PushEnvironment> = []
+            for name in app.stringArray(forKey: "environments", default: ["sandbox", "production"]) {
+                guard let environment = PushEnvironment(rawValue: name) else {
+                    throw .invalid(key: "\(scope).environments", "\"\(name)\" is not sandbox or production")
+                }
+                environments.insert(environment)
+            }
+            guard !environments.isEmpty else { throw .invalid(key: "\(scope).environments", "must not be empty") }
+            guard let secret = app.string(forKey: "user-token-secret", isSecret: true) else {
+                throw .invalid(key: "\(scope).user-token-secret", "is required")
+            }
+            guard secret.utf8.count >= AppDeclaration.minimumSecretBytes else {
+                throw .invalid(key: "\(scope).user-token-secret", "must be at least \(AppDeclaration.minimumSecretBytes) bytes")
+            }
+            apps.append(AppDeclaration(
+                id: id, bundleID: bundleID, teamID: teamID, environments: environments, userTokenSecret: secret))
+        }
+        return apps
     }
 }
 

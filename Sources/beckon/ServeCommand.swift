@@ -44,10 +44,22 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "beckon.server")
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        let app = BeckonHTTPServer.application(configuration: settings, metrics: registry, logger: logger)
+        // Created on first start; the declared apps are saved into it before the listener opens.
+        let store = try await BeckonHTTPServer.openStore(configuration: settings, logger: Logger(label: "beckon.store"))
+        let app = BeckonHTTPServer.application(configuration: settings, store: store, metrics: registry, logger: logger)
         let services = ServiceGroup(configuration: .init(
             services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        logger.info("starting", metadata: ["host": "\(settings.host)", "port": "\(settings.port)", "database": "\(settings.databasePath)"])
-        try await services.run()
+        logger.info("starting", metadata: [
+            "host": "\(settings.host)", "port": "\(settings.port)", "database": "\(settings.databasePath)",
+            "apps": "\(settings.apps.map(\.id))",
+        ])
+        do {
+            try await services.run()
+        } catch {
+            try? store.close()
+            throw error
+        }
+        // Every acknowledged write is already committed; closing checkpoints the WAL.
+        try store.close()
     }
 }

@@ -1,4 +1,5 @@
 import BeckonServer
+import BeckonStore
 import Hummingbird
 import HummingbirdTesting
 import Metrics
@@ -6,8 +7,13 @@ import Prometheus
 import Testing
 
 @Suite struct BeckonHTTPServerTests {
+    static func router(metrics: PrometheusCollectorRegistry) throws -> Router<BasicRequestContext> {
+        let api = BeckonAPI(store: try SQLiteStore(location: .inMemory), configuration: .defaults)
+        return BeckonHTTPServer.router(api: api, metrics: metrics)
+    }
+
     @Test func healthAnswersOK() async throws {
-        let app = Application(router: BeckonHTTPServer.router(metrics: PrometheusCollectorRegistry()))
+        let app = Application(router: try Self.router(metrics: PrometheusCollectorRegistry()))
         try await app.test(.router) { client in
             try await client.execute(uri: "/health", method: .get) { response in
                 #expect(response.status == .ok)
@@ -19,7 +25,7 @@ import Testing
     @Test func metricsAreInPrometheusTextFormat() async throws {
         let registry = PrometheusCollectorRegistry()
         Counter(label: "beckon_test_total", factory: PrometheusMetricsFactory(registry: registry)).increment(by: 3)
-        let app = Application(router: BeckonHTTPServer.router(metrics: registry))
+        let app = Application(router: try Self.router(metrics: registry))
         try await app.test(.router) { client in
             try await client.execute(uri: "/metrics", method: .get) { response in
                 #expect(response.status == .ok)
@@ -30,10 +36,11 @@ import Testing
     }
 
     @Test func unknownPathsAre404() async throws {
-        let app = Application(router: BeckonHTTPServer.router(metrics: PrometheusCollectorRegistry()))
+        let app = Application(router: try Self.router(metrics: PrometheusCollectorRegistry()))
         try await app.test(.router) { client in
             try await client.execute(uri: "/nope", method: .get) { response in
                 #expect(response.status == .notFound)
+                #expect(String(buffer: response.body).hasPrefix(#"{"error":{"code":"not_found""#))
             }
         }
     }

@@ -1,0 +1,39 @@
+import Foundation
+
+/// The API's JSON encoding and decoding, in one place so every response looks the same: sorted
+/// keys (stable bytes, so a stored payload re-encoded for an idempotent retry compares equal),
+/// ISO 8601 dates, no escaped slashes.
+enum APIJSON {
+    static func encode(_ value: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(timestamp(date))
+        }
+        // Our response types hold only strings, numbers, booleans, arrays, dictionaries and
+        // dates: encoding cannot fail (only non-finite doubles could, and none are produced).
+        return Array((try? encoder.encode(value)) ?? Data("null".utf8))
+    }
+
+    /// Parses a request body. The error says where the JSON broke when Foundation tells.
+    static func parse(_ bytes: some Collection<UInt8>) throws(APIError) -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        } catch let DecodingError.dataCorrupted(context) {
+            throw .malformedJSON(String(describing: context.underlyingError.map { "\($0)" } ?? context.debugDescription))
+        } catch {
+            throw .malformedJSON("\(error)")
+        }
+    }
+
+    /// RFC 3339 with milliseconds, the precision the store keeps.
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    static func parseTimestamp(_ text: String) -> Date? {
+        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
+        return try? Date.ISO8601FormatStyle().parse(text)
+    }
+}

@@ -1,0 +1,42 @@
+import BeckonStore
+import Hummingbird
+
+extension BeckonAPI {
+    /// `POST /v1/admin/apps/{appId}/keys`: issues an API key for the app's backend. The key is
+    /// in this answer and nowhere else (only its SHA-256 is stored), so the operator stores it
+    /// in the backend's secrets at once.
+    func createAPIKey(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        try authenticateAdmin(request)
+        let appID = try context.parameters.require("appId")
+        var name: String?
+        if request.headers[.contentType] != nil {
+            let body = try await RequestBody.json(request, limit: configuration.maximumBodyBytes)
+            name = try JSONObjectReader(body, path: "", allowed: ["name"]).string("name", maxLength: 255)
+        }
+        guard try await store.app(id: appID) != nil else { throw APIError.notFound("no app \(appID)") }
+        let issued = try await store.createAPIKey(appID: appID, name: name)
+        return Self.json(.created, IssuedAPIKeyBody(
+            id: issued.key.id, appId: issued.key.appID, name: issued.key.name, key: issued.secret,
+            createdAt: APIJSON.timestamp(issued.key.createdAt)))
+    }
+
+    /// `DELETE /v1/admin/apps/{appId}/keys/{keyId}`: revokes a key at once.
+    func revokeAPIKey(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        try authenticateAdmin(request)
+        let appID = try context.parameters.require("appId")
+        let keyID = try context.parameters.require("keyId")
+        guard try await store.revokeAPIKey(appID: appID, keyID: keyID) else {
+            throw APIError.notFound("no key \(keyID) of app \(appID)")
+        }
+        return Self.noContent()
+    }
+}
+
+/// A new API key: the only time `key` is shown.
+struct IssuedAPIKeyBody: Encodable {
+    var id: String
+    var appId: String
+    var name: String?
+    var key: String
+    var createdAt: String
+}

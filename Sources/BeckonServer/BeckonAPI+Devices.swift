@@ -1,0 +1,57 @@
+import BeckonStore
+import Hummingbird
+
+extension BeckonAPI {
+    /// `POST /v1/devices`: an app registers its install for the user its backend vouches for with
+    /// a user token. Registering again (same device id) replaces the registration and issues a
+    /// new credential, which revokes the old one.
+    func registerDevice(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        guard case .other(let token) = BearerCredential(request) else {
+            throw APIError.unauthorized("this route needs a user token from the app's backend: Authorization: Bearer <JWT>")
+        }
+        let user = try userTokens.verify(token, now: now())
+        guard let app = apps[user.appID] else { throw APIError.unauthorized("the user token's app is not served here") }
+        let body = try DeviceRequest(try await RequestBody.json(request, limit: configuration.maximumBodyBytes))
+        guard let deviceID = body.deviceID else { throw APIError.invalidField("deviceId", "is required") }
+        let registration = try body.registration(app: app, deviceID: deviceID, userID: user.userID, previous: nil)
+        let device = try await store.registerDevice(registration)
+        let credential = try await store.issueDeviceCredential(device.ref)
+        return Self.json(.created, RegisteredDeviceBody(device: DeviceBody(device), credential: credential))
+    }
+
+    /// `PUT /v1/devices/{deviceId}`: the device restates its tokens, capabilities, locale or
+    /// version. Its user and credential stay.
+    func updateDevice(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let device = try await authenticateDevice(request)
+        let deviceID = try context.parameters.require("deviceId")
+        guard device.id == deviceID else { throw APIError.forbidden("the credential is for another device") }
+        guard let app = apps[device.appID] else { throw APIError.forbidden("the device's app is no longer served here") }
+        let body = try DeviceRequest(try await RequestBody.json(request, limit: configuration.maximumBodyBytes))
+        if let stated = body.deviceID, stated != deviceID {
+            throw APIError.invalidField("deviceId", "differs from the path's device id")
+        }
+        let registration = try body.registration(app: app, deviceID: deviceID, userID: device.userID, previous: device)
+        let updated = try await store.registerDevice(registration)
+        return Self.json(.ok, DeviceBody(updated))
+    }
+
+    /// `DELETE /v1/devices/{deviceId}`: by the device itself (its credential), or by the app's
+    /// backend (its API key), e.g. when the user signs out elsewhere.
+    func deleteDevice(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let deviceID = try context.parameters.require("deviceId")
+        let ref: DeviceRef
+        switch BearerCredential(request) {
+        case .device:
+            let device = try await authenticateDevice(request)
+            guard device.id == deviceID else { throw APIError.forbidden("the credential is for another device") }
+            ref = device.ref
+        case .apiKey:
+            let key = try await authenticateAPIKey(request)
+            ref = DeviceRef(appID: key.appID, deviceID: deviceID)
+        default:
+            throw APIError.unauthorized("this route needs a device credential (bkd_…) or an app API key (bk_…)")
+        }
+        guard try await store.deleteDevice(ref) else { throw APIError.notFound("no device \(deviceID)") }
+        return Self.noContent()
+    }
+}

@@ -1,0 +1,69 @@
+import BeckonStore
+import Foundation
+import Hummingbird
+
+extension BeckonAPI {
+    /// `HTTPFields.Element` is swift-http-types' `HTTPField`, which Hummingbird does not export.
+    static let idempotencyKeyHeader = HTTPFields.Element.Name("Idempotency-Key")!
+
+    /// `POST /v1/messages`: the app's backend posts one message for users and devices of its app.
+    ///
+    /// The message is committed before the answer (design rule 9), so a 2xx means it will be
+    /// delivered. 202 for a new message; 200 with `duplicate: true` and the original id and
+    /// positions when the idempotency key was used before for the same content; 409 when it was
+    /// used for different content.
+    func postMessage(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let key = try await authenticateAPIKey(request)
+        let app = try await store.app(id: key.appID)
+        let limits = app?.limits ?? AppLimits()
+        let body = try MessageRequest(
+            try await RequestBody.json(request, limit: configuration.maximumBodyBytes),
+            maxRecipients: limits.maxRecipientsPerMessage)
+
+        let payloadLimit = min(configuration.maximumPayloadBytes, limits.maxPayloadBytes)
+        guard body.payload.count <= payloadLimit else {
+            throw APIError.tooLarge("payload: \(body.payload.count) bytes is more than \(payloadLimit) (limits.payload-bytes)")
+        }
+
+        // The header (the IETF draft's name, also Stripe's) or the field; both must agree.
+        let header = request.headers[Self.idempotencyKeyHeader]
+        if let header, header.isEmpty || header.utf8.count > 255 {
+            throw APIError.invalidField("Idempotency-Key", "must be 1 to 255 bytes")
+        }
+        if let header, let field = body.idempotencyKey, header != field {
+            throw APIError.invalidField("idempotencyKey", "differs from the Idempotency-Key header")
+        }
+
+        // Devices are addressed within the key's app only, so a key never reaches another app.
+        var users = body.users
+        for (index, deviceID) in body.devices.enumerated() {
+            guard let device = try await store.device(DeviceRef(appID: key.appID, deviceID: deviceID)) else {
+                throw APIError.invalidField("recipients.devices[\(index)]", "no device \(deviceID) in app \(key.appID)")
+            }
+            users.append(device.userID)
+        }
+
+        let expiresAt = body.expiresAt ?? body.ttlSeconds.map { now().addingTimeInterval(TimeInterval($0)) }
+        if let expiresAt, expiresAt <= now() { throw APIError.invalidField("expiresAt", "is in the past") }
+        let message = NewMessage(
+            recipients: users, kind: body.kind, payload: body.payload, hints: body.hints, urgency: body.urgency,
+            expiresAt: expiresAt, idempotencyKey: header ?? body.idempotencyKey)
+        guard let appended = try await store.appendMessages(appID: key.appID, [message]).first else {
+            throw APIError(status: .internalServerError, code: "internal", message: "the store stored nothing")
+        }
+        return Self.json(appended.isDuplicate ? .ok : .accepted, AcceptedMessageBody(appended))
+    }
+
+    /// `GET /v1/messages/{messageId}`: a device fetches one message of its user's mailbox, what a
+    /// notification service extension does in its 30 s (DESIGN.md, "service-extension"). A
+    /// message of another user, another app or past its expiry is 404, never 403, so ids of
+    /// other users' messages cannot be probed.
+    func getMessage(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let device = try await authenticateDevice(request)
+        let messageID = try context.parameters.require("messageId")
+        guard let entry = try await store.mailboxEntry(for: device.user, messageID: messageID.lowercased()),
+            entry.message.expiresAt.map({ $0 > now() }) ?? true
+        else { throw APIError.notFound("no message \(messageID) for this device") }
+        return Self.json(.ok, MailboxMessageBody(entry))
+    }
+}

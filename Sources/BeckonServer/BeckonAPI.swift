@@ -1,0 +1,116 @@
+import BeckonStore
+import Crypto
+import Foundation
+import Hummingbird
+
+/// The HTTP API of issue 4 over a `BeckonStore`: device registration, posting and fetching
+/// messages, and the admin routes that issue API keys. Routes are in the extensions
+/// (`BeckonAPI+Devices`, `+Messages`, `+Admin`); `BeckonHTTPServer` mounts them.
+///
+/// Who reaches what (issue 4, "Apps and auth"):
+/// - an app API key (`bk_…`) acts for its app's backend and reaches only that app's users;
+/// - a device credential (`bkd_…`) reaches only its own device and its user's mailbox;
+/// - a user token (HS256 JWT from the app's backend) only registers a device for its `sub`;
+/// - the admin token (`admin.token`) only manages API keys.
+public struct BeckonAPI: Sendable {
+    let store: any BeckonStore
+    let configuration: BeckonServerConfiguration
+    let apps: [String: AppDeclaration]
+    let userTokens: UserTokenVerifier
+    let adminTokenHash: [UInt8]?
+    let now: @Sendable () -> Date
+
+    /// - Parameter now: the clock user tokens and `ttlSeconds` are checked against; tests set it.
+    public init(
+        store: any BeckonStore, configuration: BeckonServerConfiguration,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.store = store
+        self.configuration = configuration
+        self.apps = Dictionary(configuration.apps.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        self.userTokens = UserTokenVerifier(apps: configuration.apps)
+        self.adminTokenHash = configuration.adminToken.map { Array(SHA256.hash(data: Data($0.utf8))) }
+        self.now = now
+    }
+
+    /// Saves every declared app to the store, so the configuration is the source of truth at each
+    /// start. Apps in the store but no longer declared are left alone (their messages and devices
+    /// stay), but no user token can name them any more.
+    public func declareApps() async throws {
+        let limits = AppLimits(maxPayloadBytes: configuration.maximumPayloadBytes)
+        for app in configuration.apps {
+            try await store.saveApp(app.storeApp(limits: limits))
+        }
+    }
+
+    func addRoutes(to router: Router<some RequestContext>) {
+        router.post("v1/devices") { request, context in try await registerDevice(request, context) }
+        router.put("v1/devices/{deviceId}") { request, context in try await updateDevice(request, context) }
+        router.delete("v1/devices/{deviceId}") { request, context in try await deleteDevice(request, context) }
+        router.post("v1/messages") { request, context in try await postMessage(request, context) }
+        router.get("v1/messages/{messageId}") { request, context in try await getMessage(request, context) }
+        router.post("v1/admin/apps/{appId}/keys") { request, context in try await createAPIKey(request, context) }
+        router.delete("v1/admin/apps/{appId}/keys/{keyId}") { request, context in try await revokeAPIKey(request, context) }
+    }
+
+    // MARK: Authentication
+
+    /// The API key of the request. 401 if there is none or it is unknown or revoked.
+    func authenticateAPIKey(_ request: Request) async throws -> AppAPIKey {
+        guard let credential = BearerCredential(request) else {
+            throw APIError.unauthorized("this route needs an app API key: Authorization: Bearer bk_…")
+        }
+        guard case .apiKey(let secret) = credential else {
+            throw APIError.unauthorized("this route takes an app API key (bk_…), not another credential")
+        }
+        guard let key = try await store.authenticateAPIKey(secret) else {
+            throw APIError.unauthorized("the API key is not valid or was revoked")
+        }
+        return key
+    }
+
+    /// The device whose credential the request carries. 401 if none or not current.
+    func authenticateDevice(_ request: Request) async throws -> Device {
+        guard let credential = BearerCredential(request) else {
+            throw APIError.unauthorized("this route needs a device credential: Authorization: Bearer bkd_…")
+        }
+        guard case .device(let secret) = credential else {
+            throw APIError.unauthorized("this route takes a device credential (bkd_…), not another credential")
+        }
+        guard let device = try await store.authenticateDevice(credential: secret) else {
+            throw APIError.unauthorized("the device credential is not valid (replaced, or the device was deleted)")
+        }
+        return device
+    }
+
+    /// Checks the admin token in constant time (hashes first, so even the length does not leak).
+    func authenticateAdmin(_ request: Request) throws(APIError) {
+        guard let adminTokenHash else {
+            throw .forbidden("the admin API is disabled: set admin.token to enable it")
+        }
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
+            throw .unauthorized("this route needs the admin token: Authorization: Bearer <admin.token>")
+        }
+        let presented = SHA256.hash(data: Data(header.dropFirst("bearer ".count).utf8))
+        guard Self.constantTimeEquals(Array(presented), adminTokenHash) else {
+            throw .unauthorized("the admin token is wrong")
+        }
+    }
+
+    static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for (x, y) in zip(a, b) { difference |= x ^ y }
+        return difference == 0
+    }
+
+    // MARK: Responses
+
+    static func json(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: APIJSON.encode(value))))
+    }
+
+    static func noContent() -> Response { Response(status: .noContent) }
+}

@@ -1,0 +1,51 @@
+import BeckonServer
+import BeckonStore
+import Configuration
+import Testing
+
+/// Apps are declared as `apps.ids` plus one `apps.<id>.*` scope each.
+@Suite struct AppConfigurationTests {
+    static let secret = "0123456789abcdef0123456789abcdef"
+
+    static func reader(_ values: [AbsoluteConfigKey: ConfigValue]) -> ConfigReader {
+        ConfigReader(provider: InMemoryProvider(values: values))
+    }
+
+    @Test func appsAreReadFromTheirScopes() throws {
+        let configuration = try BeckonServerConfiguration(reading: Self.reader([
+            "apps.ids": .init(.stringArray(["chat", "mail"]), isSecret: false),
+            "apps.chat.bundle-id": "com.example.chat",
+            "apps.chat.team-id": "TEAM",
+            "apps.chat.user-token-secret": .init(.string(Self.secret), isSecret: true),
+            "apps.mail.bundle-id": "com.example.mail",
+            "apps.mail.team-id": "TEAM",
+            "apps.mail.environments": .init(.stringArray(["production"]), isSecret: false),
+            "apps.mail.user-token-secret": .init(.string(Self.secret), isSecret: true),
+            "admin.token": .init(.string(Self.secret), isSecret: true),
+        ]))
+        #expect(configuration.apps == [
+            AppDeclaration(id: "chat", bundleID: "com.example.chat", teamID: "TEAM", userTokenSecret: Self.secret),
+            AppDeclaration(
+                id: "mail", bundleID: "com.example.mail", teamID: "TEAM", environments: [.production],
+                userTokenSecret: Self.secret),
+        ])
+        #expect(configuration.adminToken == Self.secret)
+    }
+
+    @Test func missingOrWeakSettingsAreNamed() {
+        #expect(throws: BeckonConfigurationError.invalid(key: "apps.chat.bundle-id", "is required")) {
+            try BeckonServerConfiguration(reading: Self.reader([
+                "apps.ids": .init(.stringArray(["chat"]), isSecret: false),
+            ]))
+        }
+        #expect(throws: BeckonConfigurationError.invalid(key: "apps.chat.user-token-secret", "must be at least 32 bytes")) {
+            try BeckonServerConfiguration(reading: Self.reader([
+                "apps.ids": .init(.stringArray(["chat"]), isSecret: false),
+                "apps.chat.bundle-id": "b", "apps.chat.team-id": "t", "apps.chat.user-token-secret": "short",
+            ]))
+        }
+        #expect(throws: BeckonConfigurationError.self) {
+            try BeckonServerConfiguration(reading: Self.reader(["admin.token": "short"]))
+        }
+    }
+}
