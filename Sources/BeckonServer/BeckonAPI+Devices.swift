@@ -16,6 +16,8 @@ extension BeckonAPI {
         let registration = try body.registration(app: app, deviceID: deviceID, userID: user.userID, previous: nil)
         let device = try await store.registerDevice(registration)
         let credential = try await store.issueDeviceCredential(device.ref)
+        // A live sync session holds the credential just revoked: close it with 4003.
+        await syncHub?.revoke(device.ref)
         return Self.json(.created, RegisteredDeviceBody(device: DeviceBody(device), credential: credential))
     }
 
@@ -52,6 +54,7 @@ extension BeckonAPI {
             throw APIError.unauthorized("this route needs a device credential (bkd_…) or an app API key (bk_…)")
         }
         guard try await store.deleteDevice(ref) else { throw APIError.notFound("no device \(deviceID)") }
+        await syncHub?.revoke(ref)
         return Self.noContent()
     }
 }

@@ -51,6 +51,11 @@ extension BeckonAPI {
         guard let appended = try await store.appendMessages(appID: key.appID, [message]).first else {
             throw APIError(status: .internalServerError, code: "internal", message: "the store stored nothing")
         }
+        // Durable now: wake the recipients' live sync sessions, which read the store themselves.
+        // A duplicate was announced when it was first stored.
+        if !appended.isDuplicate, let syncHub {
+            await syncHub.messagesAppended(for: appended.positions.map { UserRef(appID: key.appID, userID: $0.userID) })
+        }
         return Self.json(appended.isDuplicate ? .ok : .accepted, AcceptedMessageBody(appended))
     }
 

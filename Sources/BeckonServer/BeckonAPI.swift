@@ -19,12 +19,16 @@ public struct BeckonAPI: Sendable {
     let userTokens: UserTokenVerifier
     let adminTokenHash: [UInt8]?
     let now: @Sendable () -> Date
+    /// The sync gateway's hub, told about new messages and deleted devices; nil without one.
+    let syncHub: SyncHub?
 
     /// - Parameter now: the clock user tokens and `ttlSeconds` are checked against; tests set it.
+    /// - Parameter syncHub: the live sync sessions to wake when a message is stored.
     public init(
-        store: any BeckonStore, configuration: BeckonServerConfiguration,
+        store: any BeckonStore, configuration: BeckonServerConfiguration, syncHub: SyncHub? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.syncHub = syncHub
         self.store = store
         self.configuration = configuration
         self.apps = Dictionary(configuration.apps.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
@@ -49,6 +53,7 @@ public struct BeckonAPI: Sendable {
         router.delete("v1/devices/{deviceId}") { request, context in try await deleteDevice(request, context) }
         router.post("v1/messages") { request, context in try await postMessage(request, context) }
         router.get("v1/messages/{messageId}") { request, context in try await getMessage(request, context) }
+        router.get("v1/sync") { request, context in try await syncWithoutUpgrade(request, context) }
         router.post("v1/admin/apps/{appId}/keys") { request, context in try await createAPIKey(request, context) }
         router.delete("v1/admin/apps/{appId}/keys/{keyId}") { request, context in try await revokeAPIKey(request, context) }
     }

@@ -1,10 +1,12 @@
 import BeckonStore
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import Prometheus
+import ServiceLifecycle
 
-/// The HTTP side of `beckon serve`: health, metrics and the API of issue 4 (`BeckonAPI`). The
-/// WebSocket sync gateway joins it next.
+/// The HTTP side of `beckon serve`: health, metrics, the API of issue 4 (`BeckonAPI`) and the
+/// WebSocket sync gateway (`SyncGateway`, docs/sync-protocol.md).
 public enum BeckonHTTPServer {
     /// The router, separate from the listener so tests can drive it without sockets. Its
     /// `routes` are what `openapi.yaml` must describe (a test holds them equal).
@@ -31,15 +33,52 @@ public enum BeckonHTTPServer {
         return store
     }
 
+    /// The HTTP API and the sync gateway (`GET /v1/sync`) on one listener, as one service:
+    /// run it in a `ServiceGroup`. On graceful shutdown the sync sessions are closed with 1001
+    /// first, then the HTTP server drains.
     public static func application(
         configuration: BeckonServerConfiguration, store: any BeckonStore, metrics: PrometheusCollectorRegistry,
         logger: Logger
-    ) -> some ApplicationProtocol {
-        Application(
-            router: router(api: BeckonAPI(store: store, configuration: configuration), metrics: metrics),
+    ) -> BeckonService {
+        application(configuration: configuration, store: store, metrics: metrics, hub: SyncHub(), logger: logger)
+    }
+
+    /// - Parameters:
+    ///   - hub: the sync sessions' hub; what the rest of the server asks for presence.
+    ///   - onServerRunning: called with the bound port once listening (tests listen on port 0).
+    public static func application(
+        configuration: BeckonServerConfiguration, store: any BeckonStore, metrics: PrometheusCollectorRegistry,
+        hub: SyncHub, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> BeckonService {
+        let api = BeckonAPI(store: store, configuration: configuration, syncHub: hub)
+        let gateway = SyncGateway(store: store, hub: hub, limits: SyncLimits(configuration))
+        let app = Application(
+            router: router(api: api, metrics: metrics),
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: gateway.router(), configuration: .init(ws: gateway.limits.webSocketConfiguration)),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "beckon"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
+        return BeckonService(app: app, hub: hub, logger: logger)
+    }
+}
+
+/// `beckon serve`'s listener and its sync hub as one `Service`. Inside, the two run in a
+/// group of their own so that graceful shutdown reaches the hub first (sessions get 1001 and
+/// end) and the HTTP server after it.
+public struct BeckonService: Service {
+    let app: any Service
+    public let hub: SyncHub
+    let logger: Logger
+
+    public func run() async throws {
+        let group = ServiceGroup(configuration: .init(services: [app, hub], logger: logger))
+        try await withGracefulShutdownHandler {
+            try await group.run()
+        } onGracefulShutdown: {
+            Task { await group.triggerGracefulShutdown() }
+        }
     }
 }
 

@@ -19,6 +19,14 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     public var apps: [AppDeclaration]
     /// `admin.token`: the bearer token of the admin routes (`/v1/admin/...`); nil disables them.
     public var adminToken: String?
+    /// `sync.max-window`: the largest in-flight window a sync session is granted
+    /// (docs/sync-protocol.md, "Flow control"); 100 by default.
+    public var syncMaximumWindow: Int = 100
+    /// `sync.max-frame-bytes`: the largest WebSocket message a device may send on `/v1/sync`.
+    public var syncMaximumFrameBytes: Int = 64 * 1024
+    /// `sync.ping-interval-seconds`: WebSocket pings on idle sync sessions, to find dead
+    /// connections (0 disables them).
+    public var syncPingIntervalSeconds: Int = 60
 
     public static let defaults = BeckonServerConfiguration(
         host: "127.0.0.1", port: 8080, databasePath: "beckon.sqlite",
@@ -56,6 +64,14 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             throw .invalid(key: "limits.body-bytes", "must be at least limits.payload-bytes")
         }
         guard shutdownGraceSeconds >= 0 else { throw .invalid(key: "shutdown.grace-seconds", "must not be negative") }
+        syncMaximumWindow = config.int(forKey: "sync.max-window", default: syncMaximumWindow)
+        guard (1...10_000).contains(syncMaximumWindow) else { throw .invalid(key: "sync.max-window", "must be 1-10000") }
+        syncMaximumFrameBytes = config.int(forKey: "sync.max-frame-bytes", default: syncMaximumFrameBytes)
+        guard syncMaximumFrameBytes >= 1024 else { throw .invalid(key: "sync.max-frame-bytes", "must be at least 1024") }
+        syncPingIntervalSeconds = config.int(forKey: "sync.ping-interval-seconds", default: syncPingIntervalSeconds)
+        guard syncPingIntervalSeconds >= 0 else {
+            throw .invalid(key: "sync.ping-interval-seconds", "must not be negative (0 disables pings)")
+        }
         apps = try Self.readApps(config)
         adminToken = config.string(forKey: "admin.token", isSecret: true)
         if let adminToken, adminToken.utf8.count < Self.minimumAdminTokenBytes {

@@ -1,0 +1,239 @@
+import BeckonStore
+
+/// WebSocket close codes of the sync protocol (docs/sync-protocol.md, "Closing").
+public enum SyncCloseCode: UInt16, Sendable {
+    case normal = 1000
+    case goingAway = 1001
+    /// The server failed (the store could not be read or written); reconnect with backoff.
+    case internalError = 1011
+    case replaced = 4001
+    case revoked = 4003
+    case protocolError = 4008
+    case tooMany = 4029
+}
+
+/// How a session ended, as presence records it.
+public enum SyncSessionEnd: String, Sendable, Codable {
+    /// The device said `bye`.
+    case clean
+    /// The connection ended without `bye`: a network drop, the app killed or suspended, or a
+    /// bare WebSocket close frame (the server cannot tell those apart reliably; `bye` is the
+    /// protocol's clean close).
+    case dropped
+    /// A newer session of the same device took over (4001).
+    case replaced
+    /// The device was deleted or its credential replaced (4003).
+    case revoked
+    /// The server closed it for a protocol error (4008).
+    case protocolError = "protocol-error"
+    /// The server is shutting down (1001).
+    case shutdown
+    /// Too many frames waiting to be processed (4029).
+    case overloaded
+    /// The server failed (1011).
+    case serverError = "server-error"
+}
+
+/// The protocol logic of one sync session as a value type with pure transitions: each event
+/// returns the actions the driver (`SyncConnection`) must perform, in order, and the results of
+/// store reads come back as events. No sockets, clocks or store here, so every rule of
+/// docs/sync-protocol.md is tested directly (SyncSessionStateMachineTests).
+///
+/// States: awaiting `hello` → starting (the user's last sequence is being read) → streaming →
+/// closing. The flow-control invariant: at most `window` messages are sent and not yet
+/// acknowledged; messages beyond that stay in the store, and at most one read of the store is
+/// outstanding, so a session holds at most `window` messages in memory.
+struct SyncSessionStateMachine: Sendable {
+    struct Limits: Sendable, Equatable {
+        /// The window granted when `hello` names none.
+        var defaultWindow: Int
+        /// The largest window granted (`sync.max-window`).
+        var maximumWindow: Int
+    }
+
+    enum Action: Equatable, Sendable {
+        case send(SyncServerFrame)
+        /// Read the user's last sequence and feed `started(lastSequence:)`.
+        case loadLastSequence
+        /// Read at most `limit` mailbox entries after `after` and feed `fetched(_:)`.
+        case fetch(after: Int64, limit: Int)
+        /// Record a cumulative ack in the store (and in presence).
+        case storeAck(upTo: Int64)
+        /// Record that this device read `ids`; the driver tells the user's other sessions.
+        case markRead(ids: [String])
+        /// Send the close frame and end the session.
+        case close(SyncCloseCode, reason: String, end: SyncSessionEnd)
+    }
+
+    struct Streaming: Sendable, Equatable {
+        var window: Int
+        /// The highest sequence sent (or the hello cursor, before anything is sent).
+        var sentUpTo: Int64
+        /// The highest cumulative ack received (starts at the hello cursor).
+        var ackedUpTo: Int64
+        /// Sequences sent and not acknowledged, ascending; never more than `window`.
+        var inFlight: [Int64] = []
+        /// The limit of the outstanding fetch, if one is outstanding.
+        var fetchLimit: Int?
+        /// Whether the store may hold entries after `sentUpTo`.
+        var moreMayExist = true
+        /// New messages were announced while a fetch was outstanding.
+        var wokenDuringFetch = false
+    }
+
+    enum State: Sendable, Equatable {
+        case awaitingHello
+        case starting(cursor: Int64, window: Int)
+        case streaming(Streaming)
+        case closing(SyncSessionEnd)
+    }
+
+    static let version: Int64 = 1
+
+    let sessionID: String
+    let limits: Limits
+    private(set) var state: State = .awaitingHello
+
+    init(sessionID: String, limits: Limits) {
+        self.sessionID = sessionID
+        self.limits = limits
+    }
+
+    var isClosing: Bool { if case .closing = state { true } else { false } }
+
+    // MARK: Events from the device
+
+    mutating func receive(_ frame: SyncClientFrame) -> [Action] {
+        switch (state, frame) {
+        case (.closing, _):
+            return []
+        case (.awaitingHello, .hello(let version, let cursor, let window)):
+            guard version == Self.version else {
+                return violation("unsupported_version", "version \(version) is not supported; this server speaks 1")
+            }
+            guard cursor >= 0 else { return violation("invalid_field", "cursor: must not be negative") }
+            if let window, window < 1 { return violation("invalid_field", "window: must be at least 1") }
+            let granted = Int(min(window ?? Int64(limits.defaultWindow), Int64(limits.maximumWindow)))
+            state = .starting(cursor: cursor, window: granted)
+            return [.loadLastSequence]
+        case (.awaitingHello, _):
+            return violation("unexpected_frame", "the first frame must be hello")
+        case (_, .hello):
+            return violation("unexpected_frame", "hello was already sent")
+        case (.starting, _):
+            // The driver feeds `started` before it reads the next frame, so this cannot happen;
+            // refuse rather than guess.
+            return violation("unexpected_frame", "the session is not started yet")
+        case (.streaming(var streaming), .ack(let upTo)):
+            guard upTo <= streaming.sentUpTo else {
+                return violation("ack_beyond_sent", "upTo: \(upTo) is above the last sequence sent (\(streaming.sentUpTo))")
+            }
+            // Cumulative and never backwards: a stale ack changes nothing.
+            guard upTo > streaming.ackedUpTo else { return [] }
+            streaming.ackedUpTo = upTo
+            streaming.inFlight.removeAll { $0 <= upTo }
+            var actions: [Action] = [.storeAck(upTo: upTo)]
+            actions += Self.fetchIfPossible(&streaming)
+            state = .streaming(streaming)
+            return actions
+        case (.streaming, .read(let ids)):
+            return ids.isEmpty ? [] : [.markRead(ids: ids)]
+        case (.streaming, .ping(let id)):
+            return [.send(.pong(id: id))]
+        case (.streaming, .bye):
+            state = .closing(.clean)
+            return [.close(.normal, reason: "bye", end: .clean)]
+        }
+    }
+
+    /// A frame that could not be parsed.
+    mutating func receiveInvalid(_ violation: SyncProtocolViolation) -> [Action] {
+        if isClosing { return [] }
+        return self.violation(violation.code, violation.message)
+    }
+
+    // MARK: Results of store reads
+
+    mutating func started(lastSequence: Int64) -> [Action] {
+        guard case .starting(let cursor, let window) = state else { return [] }
+        guard cursor <= lastSequence else {
+            return violation("cursor_ahead", "cursor: \(cursor) is past the mailbox's last sequence (\(lastSequence))")
+        }
+        var streaming = Streaming(window: window, sentUpTo: cursor, ackedUpTo: cursor)
+        var actions: [Action] = [
+            .send(.welcome(version: Int(Self.version), sessionID: sessionID, lastSequence: lastSequence, window: window))
+        ]
+        // The hello cursor is what the device has durably stored: an ack in all but name.
+        if cursor > 0 { actions.append(.storeAck(upTo: cursor)) }
+        streaming.moreMayExist = cursor < lastSequence
+        actions += Self.fetchIfPossible(&streaming)
+        state = .streaming(streaming)
+        return actions
+    }
+
+    mutating func fetched(_ entries: [MailboxEntry]) -> [Action] {
+        guard case .streaming(var streaming) = state, let limit = streaming.fetchLimit else { return [] }
+        streaming.fetchLimit = nil
+        var actions: [Action] = []
+        for entry in entries where entry.sequence > streaming.sentUpTo && streaming.inFlight.count < streaming.window {
+            actions.append(.send(.message(entry)))
+            streaming.inFlight.append(entry.sequence)
+            streaming.sentUpTo = entry.sequence
+        }
+        // A short read means the store had nothing more (expired entries are skipped by the
+        // store, not counted), unless new messages were announced meanwhile.
+        streaming.moreMayExist = entries.count >= limit || streaming.wokenDuringFetch
+        streaming.wokenDuringFetch = false
+        actions += Self.fetchIfPossible(&streaming)
+        state = .streaming(streaming)
+        return actions
+    }
+
+    // MARK: Events from the hub
+
+    /// New messages were appended to the user's mailbox.
+    mutating func newMessages() -> [Action] {
+        guard case .streaming(var streaming) = state else { return [] }
+        streaming.moreMayExist = true
+        if streaming.fetchLimit != nil { streaming.wokenDuringFetch = true }
+        let actions = Self.fetchIfPossible(&streaming)
+        state = .streaming(streaming)
+        return actions
+    }
+
+    /// Another device of the user read messages.
+    mutating func readElsewhere(ids: [String], badge: Int) -> [Action] {
+        guard case .streaming = state, !ids.isEmpty else { return [] }
+        return [.send(.readElsewhere(ids: ids, badge: badge))]
+    }
+
+    /// The server ends the session (replaced, revoked, shutting down, overloaded).
+    mutating func close(_ code: SyncCloseCode, reason: String, end: SyncSessionEnd) -> [Action] {
+        if isClosing { return [] }
+        state = .closing(end)
+        return [.close(code, reason: reason, end: end)]
+    }
+
+    /// The connection ended. Returns how the session ended: what it was closing with, or
+    /// `dropped` if it ended without `bye` or a close of the server's.
+    mutating func connectionEnded() -> SyncSessionEnd {
+        if case .closing(let end) = state { return end }
+        state = .closing(.dropped)
+        return .dropped
+    }
+
+    // MARK: Helpers
+
+    private mutating func violation(_ code: String, _ message: String) -> [Action] {
+        state = .closing(.protocolError)
+        return [.send(.error(code: code, message: message)), .close(.protocolError, reason: code, end: .protocolError)]
+    }
+
+    private static func fetchIfPossible(_ streaming: inout Streaming) -> [Action] {
+        let room = streaming.window - streaming.inFlight.count
+        guard streaming.fetchLimit == nil, streaming.moreMayExist, room > 0 else { return [] }
+        streaming.fetchLimit = room
+        streaming.wokenDuringFetch = false
+        return [.fetch(after: streaming.sentUpTo, limit: room)]
+    }
+}
