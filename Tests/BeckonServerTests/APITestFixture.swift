@@ -1,4 +1,4 @@
-import BeckonServer
+@testable import BeckonServer
 import BeckonStore
 import Crypto
 import Foundation
@@ -118,40 +118,24 @@ enum FixtureError: Error {
     case unexpected(String)
 }
 
-/// Enough JSON to look into answers.
-enum AnyJSON: Decodable, Equatable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([AnyJSON])
-    case object([String: AnyJSON])
+/// Answers are read with the server's own JSON value type, plus a few accessors for tests.
+typealias AnyJSON = JSONValue
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([AnyJSON].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: AnyJSON].self))
-        }
-    }
-
-    subscript(key: String) -> AnyJSON? {
+extension JSONValue {
+    subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { object[key] } else { nil }
     }
 
-    subscript(index: Int) -> AnyJSON? {
+    subscript(index: Int) -> JSONValue? {
         if case .array(let array) = self, array.indices.contains(index) { array[index] } else { nil }
     }
 
     var string: String? { if case .string(let s) = self { s } else { nil } }
-    var number: Double? { if case .number(let n) = self { n } else { nil } }
+    var number: Double? {
+        switch self {
+        case .integer(let n): Double(n)
+        case .number(let n): n
+        default: nil
+        }
+    }
 }

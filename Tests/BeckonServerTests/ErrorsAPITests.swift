@@ -1,4 +1,4 @@
-import BeckonServer
+@testable import BeckonServer
 import Foundation
 import Hummingbird
 import HummingbirdTesting

@@ -1,4 +1,4 @@
-import BeckonServer
+@testable import BeckonServer
 import BeckonStore
 import Foundation
 import Hummingbird
