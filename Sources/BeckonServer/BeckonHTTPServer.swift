@@ -1,6 +1,9 @@
 import BeckonStore
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
+import NIOSSL
 import Logging
 import Prometheus
 import ServiceLifecycle
@@ -39,8 +42,21 @@ public enum BeckonHTTPServer {
     public static func application(
         configuration: BeckonServerConfiguration, store: any BeckonStore, metrics: PrometheusCollectorRegistry,
         logger: Logger
-    ) -> BeckonService {
-        application(configuration: configuration, store: store, metrics: metrics, hub: SyncHub(), logger: logger)
+    ) throws -> BeckonService {
+        try application(configuration: configuration, store: store, metrics: metrics, hub: SyncHub(), logger: logger)
+    }
+
+    /// TLS for the listener from `tls.*`, or nil for plain HTTP. TLS 1.2 or later.
+    static func makeTLSConfiguration(_ configuration: BeckonServerConfiguration) throws -> TLSConfiguration? {
+        guard let chainPath = configuration.tlsCertificateChainPath, let keyPath = configuration.tlsPrivateKeyPath else {
+            return nil
+        }
+        var tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: try NIOSSLCertificate.fromPEMFile(chainPath).map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(file: keyPath, format: .pem))
+        )
+        tls.minimumTLSVersion = .tlsv12
+        return tls
     }
 
     /// - Parameters:
@@ -49,13 +65,17 @@ public enum BeckonHTTPServer {
     public static func application(
         configuration: BeckonServerConfiguration, store: any BeckonStore, metrics: PrometheusCollectorRegistry,
         hub: SyncHub, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-    ) -> BeckonService {
+    ) throws -> BeckonService {
         let api = BeckonAPI(store: store, configuration: configuration, syncHub: hub)
         let gateway = SyncGateway(store: store, hub: hub, limits: SyncLimits(configuration))
+        var server = HTTPServerBuilder.http1WebSocketUpgrade(
+            webSocketRouter: gateway.router(), configuration: .init(ws: gateway.limits.webSocketConfiguration))
+        if let tls = try makeTLSConfiguration(configuration) {
+            server = try .tls(server, tlsConfiguration: tls)
+        }
         let app = Application(
             router: router(api: api, metrics: metrics),
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: gateway.router(), configuration: .init(ws: gateway.limits.webSocketConfiguration)),
+            server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "beckon"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger

@@ -27,6 +27,10 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     /// `sync.ping-interval-seconds`: WebSocket pings on idle sync sessions, to find dead
     /// connections (0 disables them).
     public var syncPingIntervalSeconds: Int = 60
+    /// `tls.certificate-chain-path` and `tls.private-key-path` (PEM): when both are set the
+    /// listener speaks HTTPS/WSS itself; otherwise plain HTTP behind a TLS-terminating proxy.
+    public var tlsCertificateChainPath: String?
+    public var tlsPrivateKeyPath: String?
 
     public static let defaults = BeckonServerConfiguration(
         host: "127.0.0.1", port: 8080, databasePath: "beckon.sqlite",
@@ -71,6 +75,11 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
         syncPingIntervalSeconds = config.int(forKey: "sync.ping-interval-seconds", default: syncPingIntervalSeconds)
         guard syncPingIntervalSeconds >= 0 else {
             throw .invalid(key: "sync.ping-interval-seconds", "must not be negative (0 disables pings)")
+        }
+        tlsCertificateChainPath = config.string(forKey: "tls.certificate-chain-path")
+        tlsPrivateKeyPath = config.string(forKey: "tls.private-key-path")
+        if (tlsCertificateChainPath == nil) != (tlsPrivateKeyPath == nil) {
+            throw .invalid(key: "tls", "set both tls.certificate-chain-path and tls.private-key-path, or neither")
         }
         apps = try Self.readApps(config)
         adminToken = config.string(forKey: "admin.token", isSecret: true)

@@ -5,6 +5,6 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks (build with -c release).",
-        subcommands: [BenchAPNSCommand.self]
+        subcommands: [BenchAPNSCommand.self, BenchServerCommand.self]
     )
 }

@@ -46,7 +46,7 @@ struct ServeCommand: AsyncParsableCommand {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         // Created on first start; the declared apps are saved into it before the listener opens.
         let store = try await BeckonHTTPServer.openStore(configuration: settings, logger: Logger(label: "beckon.store"))
-        let app = BeckonHTTPServer.application(configuration: settings, store: store, metrics: registry, logger: logger)
+        let app = try BeckonHTTPServer.application(configuration: settings, store: store, metrics: registry, logger: logger)
         let services = ServiceGroup(configuration: .init(
             services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         logger.info("starting", metadata: [

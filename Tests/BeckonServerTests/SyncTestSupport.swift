@@ -19,7 +19,8 @@ struct SyncTestServer: Sendable {
     let group: ServiceGroup
 
     static func with(
-        maxWindow: Int = 100, _ body: @escaping @Sendable (SyncTestServer) async throws -> Void
+        maxWindow: Int = 100, configure: (inout BeckonServerConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (SyncTestServer) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-sync-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -29,6 +30,7 @@ struct SyncTestServer: Sendable {
         configuration.port = 0
         configuration.syncMaximumWindow = maxWindow
         configuration.syncPingIntervalSeconds = 0
+        configure(&configuration)
         try await BeckonAPI(store: store, configuration: configuration).declareApps()
         let chatKey = try await store.createAPIKey(appID: "chat", name: "test").secret
 
@@ -36,7 +38,7 @@ struct SyncTestServer: Sendable {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "beckon.sync.test")
         logger.logLevel = .warning
-        let service = BeckonHTTPServer.application(
+        let service = try BeckonHTTPServer.application(
             configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), hub: hub, logger: logger,
             onServerRunning: { port in portContinuation.yield(port) })
         let group = ServiceGroup(configuration: .init(services: [service], logger: logger))

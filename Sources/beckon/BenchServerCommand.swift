@@ -1,0 +1,504 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import HTTPTypes
+import HummingbirdWSClient
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// `beckon bench server`: load against a running `beckon serve` on loopback (see
+/// `scripts/bench-server.sh`). Sets itself up through the API: an app key from the admin route,
+/// devices registered with HS256 user tokens signed with the app's secret.
+///
+/// - `accept`: concurrent posters over keep-alive HTTP/1.1 connections; durable messages
+///   accepted per second (2xx only) and POST latency.
+/// - `latency`: devices connected over WebSocket (hello, ack everything); messages posted at a
+///   fixed rate to random connected users, each carrying its send time; post-to-frame latency.
+/// - `idle`: idle sessions (hello, then nothing); the server's RSS growth per session.
+struct BenchServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "server",
+        abstract: "Measure a running `beckon serve`: accepted messages/s, post-to-frame latency, idle sessions."
+    )
+
+    enum Mode: String, ExpressibleByArgument, CaseIterable, Sendable { case accept, latency, idle }
+
+    @Option(help: "The server's base URL; loopback only.") var url: String = "http://127.0.0.1:8080"
+    @Option(help: "accept | latency | idle") var mode: Mode
+    @Option(name: .customLong("admin-token"), help: "The server's admin.token.") var adminToken: String
+    @Option(help: "The app to post for (declared on the server).") var app: String = "chat"
+    @Option(name: .customLong("bundle-id"), help: "The app's bundle id.") var bundleID: String = "com.example.chat"
+    @Option(name: .customLong("user-token-secret"), help: "The app's user-token secret (HS256).") var userTokenSecret: String
+
+    @Option(help: "accept: messages to post.") var count: Int = 50_000
+    @Option(help: "accept: concurrent posters (one keep-alive connection each).") var concurrency: Int = 64
+    @Option(help: "accept: users the messages are spread over.") var users: Int = 100
+    @Option(help: "latency: connected devices (one user each).") var devices: Int = 100
+    @Option(help: "latency: messages per second.") var rate: Int = 1000
+    @Option(help: "latency: seconds to post for.") var seconds: Int = 10
+    @Option(help: "latency: posting connections.") var posters: Int = 32
+    @Option(help: "idle: sessions to open.") var sessions: Int = 20_000
+    @Option(name: .customLong("server-pid"), help: "idle: the server's PID, to read its VmRSS.") var serverPID: Int?
+    @Option(name: .customLong("connect-concurrency"), help: "Sessions being opened at once.") var connectConcurrency: Int = 128
+    @Option(help: "Event-loop threads of the client.") var threads: Int = System.coreCount
+
+    func validate() throws {
+        guard let target = URL(string: url), target.scheme == "http", let host = target.host,
+            ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
+        else { throw ValidationError("--url must be http://127.0.0.1:PORT (benchmarks stay on loopback)") }
+        if count < 1 || concurrency < 1 || users < 1 || devices < 1 || rate < 1 || seconds < 1 || posters < 1
+            || sessions < 1 || connectConcurrency < 1
+        {
+            throw ValidationError("counts, rates and concurrencies must be positive")
+        }
+    }
+
+    func run() async throws {
+        let target = URL(string: url)!
+        let endpoint = BenchEndpoint(host: target.host!, port: target.port ?? 80)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        let run = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        let setup = BenchSetup(
+            endpoint: endpoint, group: group, app: app, bundleID: bundleID, secret: userTokenSecret, run: run)
+        let apiKey = try await setup.apiKey(adminToken: adminToken)
+        print("server: \(url), mode: \(mode.rawValue), run: \(run), client threads: \(threads)")
+        switch mode {
+        case .accept: try await runAccept(setup: setup, apiKey: apiKey)
+        case .latency: try await runLatency(setup: setup, apiKey: apiKey)
+        case .idle: try await runIdle(setup: setup)
+        }
+        // latency, idle: the sessions stay open until the process exits.
+        if mode == .accept { try await group.shutdownGracefully() }
+    }
+
+    // MARK: accept
+
+    private func runAccept(setup: BenchSetup, apiKey: String) async throws {
+        // One device per user, as in production (the mailbox is per user either way).
+        _ = try await setup.registerDevices((0..<users).map { ("u\($0)", "d\($0)") }, concurrency: concurrency)
+        let userIDs = (0..<users).map { setup.user("u\($0)") }
+        let workers = min(concurrency, count)
+        let count = count
+        let endpoint = setup.endpoint
+        let group = setup.group
+        let started = ContinuousClock.now
+        let results = await withTaskGroup(of: PostStats.self) { tasks in
+            for worker in 0..<workers {
+                let share = count / workers + (worker < count % workers ? 1 : 0)
+                tasks.addTask {
+                    var stats = PostStats()
+                    stats.latencies.reserveCapacity(share)
+                    var next = 0
+                    while next < share {
+                        do {
+                            try await BenchHTTPConnection.with(endpoint, group: group) { connection in
+                                while next < share {
+                                    let index = worker + next * workers
+                                    next += 1
+                                    let body = #"{"recipients":{"users":["\#(userIDs[index % userIDs.count])"]},"kind":"message","payload":{"text":"benchmark message","n":\#(index)}}"#
+                                    let sent = ContinuousClock.now
+                                    let (status, _) = try await connection.request(.POST, "/v1/messages", bearer: apiKey, body: body)
+                                    stats.latencies.append(nanoseconds(ContinuousClock.now - sent))
+                                    if (200..<300).contains(status) { stats.accepted += 1 } else { stats.refused += 1 }
+                                }
+                            }
+                        } catch {
+                            stats.failed += 1  // The request in flight is lost; reconnect for the rest.
+                        }
+                    }
+                    return stats
+                }
+            }
+            var all = PostStats()
+            for await stats in tasks { all.merge(stats) }
+            return all
+        }
+        let elapsed = secondsOf(ContinuousClock.now - started)
+        print("messages: \(count) to \(users) users, posters: \(workers) (one keep-alive HTTP/1.1 connection each)")
+        print(String(format: "elapsed: %.3f s, accepted (2xx): %ld, throughput: %.0f durable messages/s", elapsed, results.accepted, Double(results.accepted) / elapsed))
+        print("POST latency \(percentiles(results.latencies))")
+        print("non-2xx answers: \(results.refused), failures without an answer: \(results.failed)")
+    }
+
+    // MARK: latency
+
+    private func runLatency(setup: BenchSetup, apiKey: String) async throws {
+        let credentials = try await setup.registerDevices((0..<devices).map { ("u\($0)", "d\($0)") }, concurrency: 32)
+        let userIDs = (0..<devices).map { setup.user("u\($0)") }
+        let origin = ContinuousClock.now
+        let received = NIOLockedValueBox<(latencies: [Int64], count: Int)>(([], 0))
+        let onMessage: BenchSessions.MessageHandler = { text, outbound in
+            let now = nanoseconds(ContinuousClock.now - origin)
+            guard let frame = try? JSONDecoder().decode(BenchFrame.self, from: Data(text.utf8)), frame.type == "message",
+                let seq = frame.seq
+            else { return }
+            if let sent = frame.payload?.t {
+                received.withLockedValue {
+                    $0.latencies.append(now - sent)
+                    $0.count += 1
+                }
+            }
+            try await outbound.write(.text(#"{"type":"ack","upTo":\#(seq)}"#))
+        }
+        let opened = try await BenchSessions.open(
+            credentials: credentials, endpoint: setup.endpoint, group: setup.group, concurrency: connectConcurrency,
+            onMessage: onMessage)
+        guard opened.count == devices else {
+            throw BenchFailure("only \(opened.count) of \(devices) sessions opened: \(opened.firstError ?? "?")")
+        }
+        print("sessions: \(devices) connected (hello, acking every message)")
+
+        let total = rate * seconds
+        let workers = min(posters, total)
+        let rate = rate
+        let endpoint = setup.endpoint
+        let group = setup.group
+        let start = ContinuousClock.now + .milliseconds(100)
+        let results = await withTaskGroup(of: PostStats.self) { tasks in
+            for worker in 0..<workers {
+                tasks.addTask {
+                    var stats = PostStats()
+                    var index = worker
+                    while index < total {
+                        do {
+                            try await BenchHTTPConnection.with(endpoint, group: group) { connection in
+                                while index < total {
+                                    // Open loop: message k is due at start + k / rate, late or not.
+                                    let due = start + .nanoseconds(Int64(index) * 1_000_000_000 / Int64(rate))
+                                    if due > ContinuousClock.now { try await Task.sleep(until: due, clock: .continuous) }
+                                    let user = userIDs[Int.random(in: 0..<userIDs.count)]
+                                    let sent = ContinuousClock.now
+                                    let body = #"{"recipients":{"users":["\#(user)"]},"kind":"message","payload":{"t":\#(nanoseconds(sent - origin))}}"#
+                                    index += workers
+                                    let (status, _) = try await connection.request(.POST, "/v1/messages", bearer: apiKey, body: body)
+                                    stats.latencies.append(nanoseconds(ContinuousClock.now - sent))
+                                    if (200..<300).contains(status) { stats.accepted += 1 } else { stats.refused += 1 }
+                                }
+                            }
+                        } catch {
+                            stats.failed += 1
+                        }
+                    }
+                    return stats
+                }
+            }
+            var all = PostStats()
+            for await stats in tasks { all.merge(stats) }
+            return all
+        }
+        let postingTime = secondsOf(ContinuousClock.now - start)
+        // Stragglers: every accepted message should arrive.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while received.withLockedValue({ $0.count }) < results.accepted, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let frames = received.withLockedValue { $0 }
+        print("target: \(rate) messages/s for \(seconds) s to random users among \(devices), posting connections: \(workers)")
+        print(String(format: "posted: %ld in %.3f s, achieved rate: %.0f messages/s, accepted (2xx): %ld, non-2xx: %ld, failures: %ld",
+            total, postingTime, Double(total) / postingTime, results.accepted, results.refused, results.failed))
+        print("frames received: \(frames.count) of \(results.accepted) accepted")
+        print("post-to-frame latency \(percentiles(frames.latencies))")
+        print("POST latency \(percentiles(results.latencies))")
+    }
+
+    // MARK: idle
+
+    private func runIdle(setup: BenchSetup) async throws {
+        let started = ContinuousClock.now
+        let credentials = try await setup.registerDevices((0..<sessions).map { ("u\($0)", "d\($0)") }, concurrency: 64)
+        print(String(format: "registered %ld devices in %.1f s", sessions, secondsOf(ContinuousClock.now - started)))
+        try await Task.sleep(for: .seconds(1))
+        let before = serverPID.flatMap(residentKiB)
+        let opening = ContinuousClock.now
+        let opened = try await BenchSessions.open(
+            credentials: credentials, endpoint: setup.endpoint, group: setup.group, concurrency: connectConcurrency,
+            onMessage: { _, _ in })
+        let openTime = secondsOf(ContinuousClock.now - opening)
+        try await Task.sleep(for: .seconds(3))  // Let the server settle.
+        let after = serverPID.flatMap(residentKiB)
+        let still = opened.alive()
+        print(String(format: "sessions opened: %ld of %ld in %.1f s (%.0f/s), still open after 3 s: %ld", opened.count, sessions, openTime, Double(opened.count) / openTime, still))
+        if let firstError = opened.firstError { print("first failure: \(firstError) (\(sessions - opened.count) failed)") }
+        if let before, let after, opened.count > 0 {
+            print(String(format: "server VmRSS: %ld KiB before, %ld KiB after; %.2f KiB per session", before, after, Double(after - before) / Double(opened.count)))
+        } else {
+            print("server VmRSS: not read (give --server-pid)")
+        }
+        if let mine = residentKiB(Int(getpid())) { print("client VmRSS: \(mine) KiB") }
+    }
+}
+
+// MARK: - Support
+
+private struct BenchFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+private struct BenchEndpoint: Sendable {
+    let host: String
+    let port: Int
+}
+
+private struct BenchFrame: Decodable {
+    struct Payload: Decodable { let t: Int64? }
+    let type: String
+    let seq: Int64?
+    let payload: Payload?
+}
+
+private struct PostStats: Sendable {
+    var latencies: [Int64] = []
+    var accepted = 0
+    var refused = 0
+    var failed = 0
+
+    mutating func merge(_ other: PostStats) {
+        latencies += other.latencies
+        accepted += other.accepted
+        refused += other.refused
+        failed += other.failed
+    }
+}
+
+private func nanoseconds(_ duration: Duration) -> Int64 {
+    duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+}
+
+private func secondsOf(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+private func percentiles(_ values: [Int64]) -> String {
+    let sorted = values.sorted()
+    func at(_ p: Double) -> String {
+        guard !sorted.isEmpty else { return "-" }
+        let index = min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))
+        return String(format: "%.2f", Double(sorted[index]) / 1e6)
+    }
+    let maximum = sorted.last.map { String(format: "%.2f", Double($0) / 1e6) } ?? "-"
+    return "p50: \(at(0.50)) ms, p99: \(at(0.99)) ms, p999: \(at(0.999)) ms, max: \(maximum) ms (\(sorted.count) samples)"
+}
+
+/// VmRSS of a process in KiB, from /proc (Linux).
+private func residentKiB(_ pid: Int) -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+    }
+    return nil
+}
+
+/// A keep-alive HTTP/1.1 connection, one request at a time.
+private struct BenchHTTPConnection {
+    var inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator
+    let outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
+    let hostHeader: String
+
+    static func with<Result: Sendable>(
+        _ endpoint: BenchEndpoint, group: any EventLoopGroup,
+        _ body: (inout BenchHTTPConnection) async throws -> Result
+    ) async throws -> Result {
+        let channel = try await ClientBootstrap(group: group)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .connect(host: endpoint.host, port: endpoint.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(
+                        wrappingChannelSynchronously: channel)
+                }
+            }
+        return try await channel.executeThenClose { inbound, outbound in
+            var connection = BenchHTTPConnection(
+                inbound: inbound.makeAsyncIterator(), outbound: outbound, hostHeader: "\(endpoint.host):\(endpoint.port)")
+            return try await body(&connection)
+        }
+    }
+
+    mutating func request(_ method: HTTPMethod, _ path: String, bearer: String?, body: String) async throws -> (Int, ByteBuffer) {
+        var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
+        let buffer = ByteBuffer(string: body)
+        head.headers.add(name: "Host", value: hostHeader)
+        head.headers.add(name: "Content-Type", value: "application/json")
+        head.headers.add(name: "Content-Length", value: String(buffer.readableBytes))
+        if let bearer { head.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        try await outbound.write(contentsOf: [.head(head), .body(.byteBuffer(buffer)), .end(nil)])
+        var status = 0
+        var answer = ByteBuffer()
+        while let part = try await inbound.next() {
+            switch part {
+            case .head(let head): status = Int(head.status.code)
+            case .body(var chunk): answer.writeBuffer(&chunk)
+            case .end: return (status, answer)
+            }
+        }
+        throw BenchFailure("the server closed the connection")
+    }
+}
+
+/// Setup through the API: an app key, devices with user tokens.
+private struct BenchSetup: Sendable {
+    let endpoint: BenchEndpoint
+    let group: any EventLoopGroup
+    let app: String
+    let bundleID: String
+    let secret: String
+    let run: String
+
+    /// User and device ids are unique per run, so runs against one database do not collide.
+    func user(_ name: String) -> String { "bench-\(run)-\(name)" }
+
+    func apiKey(adminToken: String) async throws -> String {
+        let (status, body) = try await BenchHTTPConnection.with(endpoint, group: group) { connection in
+            try await connection.request(.POST, "/v1/admin/apps/\(app)/keys", bearer: adminToken, body: "{}")
+        }
+        struct Key: Decodable { let key: String }
+        guard status == 201, let key = try? JSONDecoder().decode(Key.self, from: Data(body.readableBytesView)) else {
+            throw BenchFailure("admin key: HTTP \(status) \(String(buffer: body))")
+        }
+        return key.key
+    }
+
+    func userToken(_ user: String) -> String {
+        let header = Base64URLText.encode(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+        let exp = Int(Date().timeIntervalSince1970) + 3600
+        let claims = Base64URLText.encode(Data(#"{"aud":"\#(app)","sub":"\#(user)","exp":\#(exp)}"#.utf8))
+        let signature = HMAC<SHA256>.authenticationCode(
+            for: Data("\(header).\(claims)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return "\(header).\(claims).\(Base64URLText.encode(Data(signature)))"
+    }
+
+    /// Registers (user, device) pairs; answers their credentials in the same order.
+    func registerDevices(_ pairs: [(String, String)], concurrency: Int) async throws -> [String] {
+        let workers = max(1, min(concurrency, pairs.count))
+        let pairs = pairs.map { (user($0.0), user($0.1)) }
+        let bundleID = bundleID
+        return try await withThrowingTaskGroup(of: [(Int, String)].self) { tasks in
+            for worker in 0..<workers {
+                tasks.addTask {
+                    try await BenchHTTPConnection.with(endpoint, group: group) { connection in
+                        var credentials: [(Int, String)] = []
+                        for index in stride(from: worker, to: pairs.count, by: workers) {
+                            let (user, device) = pairs[index]
+                            let body = #"{"deviceId":"\#(device)","bundleId":"\#(bundleID)","environment":"sandbox","tokens":{}}"#
+                            let (status, answer) = try await connection.request(.POST, "/v1/devices", bearer: userToken(user), body: body)
+                            struct Registered: Decodable { let credential: String }
+                            guard status == 201, let registered = try? JSONDecoder().decode(Registered.self, from: Data(answer.readableBytesView))
+                            else { throw BenchFailure("register \(device): HTTP \(status) \(String(buffer: answer))") }
+                            credentials.append((index, registered.credential))
+                        }
+                        return credentials
+                    }
+                }
+            }
+            var all = [String](repeating: "", count: pairs.count)
+            for try await batch in tasks { for (index, credential) in batch { all[index] = credential } }
+            return all
+        }
+    }
+}
+
+private enum Base64URLText {
+    static func encode(_ data: Data) -> String {
+        var text = data.base64EncodedString()
+        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        while text.last == "=" { text.removeLast() }
+        return text
+    }
+}
+
+/// Sync sessions over real WebSockets (HummingbirdWSClient): hello with cursor 0, then every
+/// message frame goes to the handler; the connection stays open until the process ends.
+private enum BenchSessions {
+    typealias MessageHandler = @Sendable (String, WebSocketOutboundWriter) async throws -> Void
+
+    struct Opened: Sendable {
+        let count: Int
+        let firstError: String?
+        let live: NIOLockedValueBox<Int>
+        func alive() -> Int { live.withLockedValue { $0 } }
+    }
+
+    static func open(
+        credentials: [String], endpoint: BenchEndpoint, group: any EventLoopGroup, concurrency: Int,
+        onMessage: @escaping MessageHandler
+    ) async throws -> Opened {
+        let logger = {
+            var logger = Logger(label: "beckon.bench.ws")
+            logger.logLevel = .critical
+            return logger
+        }()
+        let live = NIOLockedValueBox(0)
+        let url = "ws://\(endpoint.host):\(endpoint.port)/v1/sync"
+        var opened = 0
+        var firstError: String?
+        await withTaskGroup(of: String?.self) { tasks in
+            var next = 0
+            func launch() {
+                let credential = credentials[next]
+                next += 1
+                tasks.addTask {
+                    do {
+                        try await openOne(url: url, credential: credential, group: group, logger: logger, live: live, onMessage: onMessage)
+                        return nil
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            while next < min(concurrency, credentials.count) { launch() }
+            for await failure in tasks {
+                if let failure { firstError = firstError ?? failure } else { opened += 1 }
+                if next < credentials.count { launch() }
+            }
+        }
+        return Opened(count: opened, firstError: firstError, live: live)
+    }
+
+    /// Returns once `welcome` has arrived; the session goes on in its own task.
+    private static func openOne(
+        url: String, credential: String, group: any EventLoopGroup, logger: Logger, live: NIOLockedValueBox<Int>,
+        onMessage: @escaping MessageHandler
+    ) async throws {
+        var headers = HTTPFields()
+        headers[.authorization] = "Bearer \(credential)"
+        headers[HTTPField.Name("Sec-WebSocket-Protocol")!] = "beckon.v1"
+        let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20, additionalHeaders: headers)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let pending = NIOLockedValueBox<CheckedContinuation<Void, any Error>?>(continuation)
+            @Sendable func finish(_ result: Result<Void, any Error>) {
+                pending.withLockedValue {
+                    $0?.resume(with: result)
+                    $0 = nil
+                }
+            }
+            Task {
+                do {
+                    try await WebSocketClient.connect(url: url, configuration: configuration, eventLoopGroup: group, logger: logger) {
+                        inbound, outbound, _ in
+                        try await outbound.write(.text(#"{"type":"hello","version":1,"cursor":0}"#))
+                        var welcomed = false
+                        defer { if welcomed { live.withLockedValue { $0 -= 1 } } }
+                        for try await message in inbound.messages(maxSize: 1 << 20) {
+                            guard case .text(let text) = message else { continue }
+                            if !welcomed {
+                                guard text.contains(#""welcome""#) else { throw BenchFailure("expected welcome: \(text)") }
+                                welcomed = true
+                                live.withLockedValue { $0 += 1 }
+                                finish(.success(()))
+                                continue
+                            }
+                            try await onMessage(text, outbound)
+                        }
+                    }
+                    finish(.failure(BenchFailure("the session ended before welcome")))
+                } catch {
+                    finish(.failure(error))
+                }
+            }
+        }
+    }
+}
