@@ -134,9 +134,11 @@ public final class APNSClient: Sendable {
             if let pool = pools![key] { return pool }
             let context: NIOSSLContext
             do { context = try makeTLSContext(for: credential) } catch { throw APNSClientError.tlsConfiguration("\(error)") }
+            var poolLogger = logger
+            poolLogger[metadataKey: "credential"] = "\(credential.label)"  // Team and key ids, never the key.
             let pool = APNSConnectionPool(
                 endpoint: endpoint, tlsContext: context, group: group,
-                configuration: configuration, metrics: metrics, logger: logger
+                configuration: configuration, metrics: metrics, logger: poolLogger
             )
             pools![key] = pool
             return pool

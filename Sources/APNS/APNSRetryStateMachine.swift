@@ -29,7 +29,6 @@ struct APNSRetryStateMachine: Sendable {
     /// Attempts that counted (the first included).
     private(set) var attempts = 1
     private var freeResends = 0
-    private var lastConnectionError: APNSConnectionError?
 
     init(maximumAttempts: Int, backoff: APNSBackoff) {
         self.maximumAttempts = max(1, maximumAttempts)
@@ -69,7 +68,6 @@ struct APNSRetryStateMachine: Sendable {
             let delay = freeResends <= 3 ? 0 : backoff.delay(attempt: freeResends - 3, random: random)
             return .retry(delay: delay, refreshToken: false)
         case .connectionError(let error):
-            lastConnectionError = error
             guard attempts < maximumAttempts else { return .fail(.connectionFailed(attempts: attempts, lastError: error)) }
             attempts += 1
             return .retry(delay: backoff.delay(attempt: attempts - 1, random: random), refreshToken: false)

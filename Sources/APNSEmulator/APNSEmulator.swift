@@ -192,7 +192,7 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
         ]
         do {
             let http2 = NIOHTTP2Handler(mode: .server, initialSettings: settings)
-            let handler = APNSConnectionHandler(
+            let handler = EmulatorConnectionHandler(
                 core: core, policy: policy, registry: registry, machine: machine,
                 idleTimeout: configuration.idleTimeout, rawCloser: rawCloser
             )

@@ -47,7 +47,7 @@ enum Evaluation: Sendable {
 }
 
 /// One connection's APNs state, as pure transitions: how it authenticated, which team and key it is
-/// bound to, its token history, its advertised stream limit. Driven by `APNSConnectionHandler`.
+/// bound to, its token history, its advertised stream limit. Driven by `EmulatorConnectionHandler`.
 struct ConnectionStateMachine: Sendable {
     enum Authentication: Sendable, Hashable {
         /// JWT in `authorization` (apns.md B.1).

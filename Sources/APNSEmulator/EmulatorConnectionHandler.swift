@@ -8,7 +8,7 @@ import NIOPosix
 /// collects each stream's HEADERS and DATA, answers with HEADERS (+DATA) on the same channel, and
 /// flushes once per read batch. No child channel per stream. The rules live in
 /// `ConnectionStateMachine` (per connection) and `EmulatorCore` (shared).
-final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class EmulatorConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
@@ -396,9 +396,9 @@ final class RawCloseHandler: ChannelDuplexHandler, RemovableChannelHandler {
 /// A live connection, for the emulator's API (shutdown, faults on live connections).
 struct ConnectionHandle: Sendable {
     let channel: Channel
-    let handler: NIOLoopBound<APNSConnectionHandler>
+    let handler: NIOLoopBound<EmulatorConnectionHandler>
 
-    func run(_ body: @escaping @Sendable (APNSConnectionHandler) -> Void) {
+    func run(_ body: @escaping @Sendable (EmulatorConnectionHandler) -> Void) {
         let handler = self.handler
         channel.eventLoop.execute { body(handler.value) }
     }
