@@ -68,10 +68,16 @@ public enum BeckonHTTPServer {
     ) throws -> BeckonService {
         let api = BeckonAPI(store: store, configuration: configuration, syncHub: hub)
         let gateway = SyncGateway(store: store, hub: hub, limits: SyncLimits(configuration))
-        var server = HTTPServerBuilder.http1WebSocketUpgrade(
-            webSocketRouter: gateway.router(), configuration: .init(ws: gateway.limits.webSocketConfiguration))
-        if let tls = try makeTLSConfiguration(configuration) {
-            server = try .tls(server, tlsConfiguration: tls)
+        let limiter = ConnectionLimiter(limit: FileDescriptorLimit.connectionLimit(configured: configuration.maximumConnections))
+        logger.info("connection limit", metadata: ["http.max-connections": "\(limiter.limit)"])
+        let webSocketResponder = gateway.router().buildResponder()
+        let tls = try makeTLSConfiguration(configuration)
+        let webSocketConfiguration = gateway.limits.webSocketConfiguration
+        let server = HTTPServerBuilder { responder in
+            let plain = HTTP1WebSocketUpgradeChannel(
+                responder: responder, webSocketResponder: webSocketResponder, configuration: webSocketConfiguration)
+            guard let tls else { return ConnectionLimitedChannel(base: plain, limiter: limiter) }
+            return ConnectionLimitedChannel(base: try TLSChannel(plain, tlsConfiguration: tls), limiter: limiter)
         }
         let app = Application(
             router: router(api: api, metrics: metrics),

@@ -7,6 +7,10 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     /// `http.host`, `http.port`: where the HTTP API listens.
     public var host: String
     public var port: Int
+    /// `http.max-connections`: connections held open at once (HTTP and sync sessions together);
+    /// beyond it new ones are closed at once. Unset: the open-files limit less 256, so the
+    /// process never runs out of file descriptors (see `ConnectionLimitedChannel`).
+    public var maximumConnections: Int?
     /// `database.path`: the SQLite file (WAL mode); created on first start.
     public var databasePath: String
     /// `limits.payload-bytes`: the largest message payload accepted (64 KiB by default).
@@ -63,6 +67,10 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             shutdownGraceSeconds: config.int(forKey: "shutdown.grace-seconds", default: defaults.shutdownGraceSeconds)
         )
         guard (0...65535).contains(port) else { throw .invalid(key: "http.port", "must be 0-65535") }
+        maximumConnections = config.int(forKey: "http.max-connections")
+        if let maximumConnections, maximumConnections < 1 {
+            throw .invalid(key: "http.max-connections", "must be at least 1")
+        }
         guard maximumPayloadBytes > 0 else { throw .invalid(key: "limits.payload-bytes", "must be positive") }
         guard maximumBodyBytes >= maximumPayloadBytes else {
             throw .invalid(key: "limits.body-bytes", "must be at least limits.payload-bytes")

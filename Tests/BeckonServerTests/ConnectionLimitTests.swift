@@ -1,0 +1,112 @@
+@testable import BeckonServer
+import NIOCore
+import NIOPosix
+import Testing
+
+/// `http.max-connections`: connections beyond the limit are closed at once instead of waiting
+/// unanswered, and the ones already open keep working.
+@Suite struct ConnectionLimitTests {
+    @Test func connectionsBeyondTheLimitAreClosedAndTheOthersStillWork() async throws {
+        try await SyncTestServer.with(configure: { $0.maximumConnections = 2 }) { server in
+            let first = try await RawConnection.open(port: server.port)
+            let second = try await RawConnection.open(port: server.port)
+            #expect(try await first.get("/health").hasPrefix("HTTP/1.1 200"))
+            #expect(try await second.get("/health").hasPrefix("HTTP/1.1 200"))
+
+            let third = try await RawConnection.open(port: server.port)
+            // Closed by the server without a byte, instead of hanging in the backlog.
+            #expect(try await third.closedByPeer(within: .seconds(5)))
+            #expect(try await first.get("/health").hasPrefix("HTTP/1.1 200"))
+
+            // A closed connection frees its place.
+            try await second.close()
+            var admitted = false
+            for _ in 0..<50 where !admitted {  // The server sees the close a moment later.
+                let next = try await RawConnection.open(port: server.port)
+                if let answer = try? await next.get("/health"), answer.hasPrefix("HTTP/1.1 200") {
+                    admitted = true
+                } else {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                try? await next.close()
+            }
+            #expect(admitted)
+            try await first.close()
+        }
+    }
+
+    @Test func unsetLimitFollowsTheOpenFilesLimit() {
+        let limit = FileDescriptorLimit.connectionLimit(configured: nil)
+        #expect(limit >= 16)
+        #expect(FileDescriptorLimit.connectionLimit(configured: 7) == 7)
+    }
+}
+
+/// A plain TCP client that writes raw HTTP/1.1 and collects what comes back.
+final class RawConnection: Sendable {
+    let channel: any Channel
+    private let received: AsyncStream<ByteBuffer>
+    private let continuation: AsyncStream<ByteBuffer>.Continuation
+
+    private init(channel: any Channel, received: AsyncStream<ByteBuffer>, continuation: AsyncStream<ByteBuffer>.Continuation) {
+        self.channel = channel
+        self.received = received
+        self.continuation = continuation
+    }
+
+    static func open(port: Int) async throws -> RawConnection {
+        let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self)
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(Collector(continuation))
+                }
+            }
+            .connect(host: "127.0.0.1", port: port).get()
+        return RawConnection(channel: channel, received: stream, continuation: continuation)
+    }
+
+    /// Sends a GET and returns the first bytes of the answer.
+    func get(_ path: String) async throws -> String {
+        try await channel.writeAndFlush(ByteBuffer(string: "GET \(path) HTTP/1.1\r\nHost: test\r\n\r\n")).get()
+        var iterator = received.makeAsyncIterator()
+        guard let buffer = await iterator.next() else { throw FixtureError.unexpected("closed before answering") }
+        return String(buffer: buffer)
+    }
+
+    /// Whether the peer closed the connection, sending nothing, within `timeout`.
+    func closedByPeer(within timeout: Duration) async throws -> Bool {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                var iterator = self.received.makeAsyncIterator()
+                return await iterator.next() == nil
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return false
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+    }
+
+    func close() async throws {
+        try await channel.close()
+    }
+
+    private final class Collector: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        let continuation: AsyncStream<ByteBuffer>.Continuation
+        init(_ continuation: AsyncStream<ByteBuffer>.Continuation) { self.continuation = continuation }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            continuation.yield(unwrapInboundIn(data))
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            continuation.finish()
+            context.fireChannelInactive()
+        }
+    }
+}
