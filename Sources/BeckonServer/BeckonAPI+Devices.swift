@@ -13,12 +13,30 @@ extension BeckonAPI {
         guard let app = apps[user.appID] else { throw APIError.unauthorized("the user token's app is not served here") }
         let body = try DeviceRequest(try await RequestBody.json(request, limit: configuration.maximumBodyBytes))
         guard let deviceID = body.deviceID else { throw APIError.invalidField("deviceId", "is required") }
+        try await checkOwnership(of: DeviceRef(appID: app.id, deviceID: deviceID), by: user.userID, body: body)
         let registration = try body.registration(app: app, deviceID: deviceID, userID: user.userID, previous: nil)
         let device = try await store.registerDevice(registration)
         let credential = try await store.issueDeviceCredential(device.ref)
         // A live sync session holds the credential just revoked: close it with 4003.
         await syncHub?.revoke(device.ref)
         return Self.json(.created, RegisteredDeviceBody(device: DeviceBody(device), credential: credential))
+    }
+
+    /// A device id is the app's choice, so a user token for one user must not be enough to take
+    /// over another user's install (its tokens, cursor and credential): moving a device to
+    /// another user needs its current credential, which only that install holds. The same user
+    /// registering again (a reinstall that lost its credential) needs nothing more.
+    private func checkOwnership(of ref: DeviceRef, by userID: String, body: DeviceRequest) async throws {
+        guard let existing = try await store.device(ref), existing.userID != userID else { return }
+        if let presented = body.previousCredential,
+            let holder = try await store.authenticateDevice(credential: presented), holder.ref == ref
+        {
+            return
+        }
+        throw APIError(
+            status: .conflict, code: "device_owned_by_another_user",
+            message: "previousCredential: device \(ref.deviceID) is registered to another user; "
+                + "send its current credential as previousCredential to move it, or delete it first")
     }
 
     /// `PUT /v1/devices/{deviceId}`: the device restates its tokens, capabilities, locale or
@@ -29,6 +47,9 @@ extension BeckonAPI {
         guard device.id == deviceID else { throw APIError.forbidden("the credential is for another device") }
         guard let app = apps[device.appID] else { throw APIError.forbidden("the device's app is no longer served here") }
         let body = try DeviceRequest(try await RequestBody.json(request, limit: configuration.maximumBodyBytes))
+        if body.previousCredential != nil {
+            throw APIError.invalidField("previousCredential", "only registration (POST /v1/devices) takes it")
+        }
         if let stated = body.deviceID, stated != deviceID {
             throw APIError.invalidField("deviceId", "differs from the path's device id")
         }

@@ -17,9 +17,13 @@ struct DeviceRequest {
     var capabilities: DeviceCapabilities?
     var locale: String?
     var appVersion: String?
+    /// `POST` only: the device's current credential, which proves the right to move a device
+    /// registered to another user (sign-out and sign-in on one phone).
+    var previousCredential: String?
 
     static let fields: Set<String> = [
         "deviceId", "bundleId", "environment", "tokens", "pushParameters", "capabilities", "locale", "appVersion",
+        "previousCredential",
     ]
 
     init(_ body: JSONValue) throws(APIError) {
@@ -30,6 +34,7 @@ struct DeviceRequest {
         environment = try reader.enumeration("environment", PushEnvironment.self)
         locale = try reader.string("locale", maxLength: 64)
         appVersion = try reader.string("appVersion", maxLength: 64)
+        previousCredential = try reader.string("previousCredential", maxLength: 255)
 
         if let capabilities = try reader.object(
             "capabilities", allowed: ["notificationServiceExtension", "filtering", "backgroundModes"])

@@ -35,6 +35,39 @@ import Testing
         }
     }
 
+    @Test func anotherUsersDeviceMovesOnlyWithItsCurrentCredential() async throws {
+        try await Fixture.with { fixture, client in
+            let aliceCredential = try await fixture.register(client, user: "alice", device: "phone-1", token: "aa11")
+            let body = #"{"deviceId":"phone-1","bundleId":"com.example.chat","environment":"production","tokens":{"remote":"bb22"}}"#
+            func register(_ body: String, as user: String) async throws -> TestResponse {
+                try await client.execute(
+                    uri: "/v1/devices", method: .post, headers: Fixture.headers(bearer: fixture.userToken(user: user)),
+                    body: ByteBuffer(string: body))
+            }
+
+            // Mallory's valid user token is not enough to take Alice's install.
+            let refused = try await register(body, as: "mallory")
+            #expect(refused.status == .conflict)
+            #expect(Fixture.error(refused)?.code == "device_owned_by_another_user")
+            let withWrongCredential = try await register(
+                body.dropLast() + #","previousCredential":"bkd_wrong"}"#, as: "mallory")
+            #expect(withWrongCredential.status == .conflict)
+            let stillAlice = try #require(try await fixture.store.device(DeviceRef(appID: "chat", deviceID: "phone-1")))
+            #expect(stillAlice.userID == "alice")
+            #expect(stillAlice.pushToken == "aa11")
+            #expect(try await fixture.store.authenticateDevice(credential: aliceCredential)?.id == "phone-1")
+
+            // Alice signs out and Bob signs in on the same phone: the app holds the credential.
+            let moved = try await register(body.dropLast() + #","previousCredential":"\#(aliceCredential)"}"#, as: "bob")
+            #expect(moved.status == .created)
+            #expect(Fixture.json(moved)?["device"]?["userId"]?.string == "bob")
+            #expect(try await fixture.store.authenticateDevice(credential: aliceCredential) == nil)
+
+            // The same user registering again (a reinstall that lost its credential) needs nothing.
+            #expect(try await register(body, as: "bob").status == .created)
+        }
+    }
+
     @Test func rfc8599PushParametersAreAnAlternativeBody() async throws {
         try await Fixture.with { fixture, client in
             // As Linphone sends them (seed 003): apns.dev is the sandbox.
