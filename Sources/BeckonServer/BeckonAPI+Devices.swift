@@ -11,6 +11,7 @@ extension BeckonAPI {
         }
         let user = try userTokens.verify(token, now: now())
         guard let app = apps[user.appID] else { throw APIError.unauthorized("the user token's app is not served here") }
+        try registrationRate?.take(UserRef(appID: app.id, userID: user.userID).description, now: now())
         let body = try DeviceRequest(try await RequestBody.json(request, limit: configuration.maximumBodyBytes))
         guard let deviceID = body.deviceID else { throw APIError.invalidField("deviceId", "is required") }
         try await checkOwnership(of: DeviceRef(appID: app.id, deviceID: deviceID), by: user.userID, body: body)

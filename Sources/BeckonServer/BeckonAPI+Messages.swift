@@ -14,6 +14,7 @@ extension BeckonAPI {
     /// used for different content.
     func postMessage(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let key = try await authenticateAPIKey(request)
+        try messageRate?.take(key.appID, now: now())
         let app = try await store.app(id: key.appID)
         let limits = app?.limits ?? AppLimits()
         let body = try MessageRequest(

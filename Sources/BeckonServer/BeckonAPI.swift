@@ -21,6 +21,10 @@ public struct BeckonAPI: Sendable {
     let now: @Sendable () -> Date
     /// The sync gateway's hub, told about new messages and deleted devices; nil without one.
     let syncHub: SyncHub?
+    /// `limits.messages-per-second` per app; nil when disabled.
+    let messageRate: RateLimiter?
+    /// `limits.registrations-per-minute` per user; nil when disabled.
+    let registrationRate: RateLimiter?
 
     /// - Parameter now: the clock user tokens and `ttlSeconds` are checked against; tests set it.
     /// - Parameter syncHub: the live sync sessions to wake when a message is stored.
@@ -35,6 +39,11 @@ public struct BeckonAPI: Sendable {
         self.userTokens = UserTokenVerifier(apps: configuration.apps)
         self.adminTokenHash = configuration.adminToken.map { Array(SHA256.hash(data: Data($0.utf8))) }
         self.now = now
+        let perSecond = configuration.messagesPerSecond, perMinute = configuration.registrationsPerMinute
+        self.messageRate = perSecond == 0 ? nil : RateLimiter(
+            name: "messages-per-second", scope: "app", perSecond: Double(perSecond), burst: Double(perSecond))
+        self.registrationRate = perMinute == 0 ? nil : RateLimiter(
+            name: "registrations-per-minute", scope: "user", perSecond: Double(perMinute) / 60, burst: Double(perMinute))
     }
 
     /// Saves every declared app to the store, so the configuration is the source of truth at each

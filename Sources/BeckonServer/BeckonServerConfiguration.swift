@@ -31,6 +31,15 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     /// `sync.ping-interval-seconds`: WebSocket pings on idle sync sessions, to find dead
     /// connections (0 disables them).
     public var syncPingIntervalSeconds: Int = 60
+    /// `limits.messages-per-second`: `POST /v1/messages` requests one app may make a second,
+    /// as a token bucket that also allows that many at once; beyond it 429. 0 disables.
+    public var messagesPerSecond: Int = 20_000
+    /// `limits.registrations-per-minute`: `POST /v1/devices` per user a minute (a reinstall
+    /// loop or a leaked user token cannot churn credentials without end). 0 disables.
+    public var registrationsPerMinute: Int = 30
+    /// `limits.sync-connects-per-minute`: sync sessions one device may open a minute (a client
+    /// reconnecting in a tight loop). 0 disables.
+    public var syncConnectsPerMinute: Int = 60
     /// `tls.certificate-chain-path` and `tls.private-key-path` (PEM): when both are set the
     /// listener speaks HTTPS/WSS itself; otherwise plain HTTP behind a TLS-terminating proxy.
     public var tlsCertificateChainPath: String?
@@ -83,6 +92,14 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
         syncPingIntervalSeconds = config.int(forKey: "sync.ping-interval-seconds", default: syncPingIntervalSeconds)
         guard syncPingIntervalSeconds >= 0 else {
             throw .invalid(key: "sync.ping-interval-seconds", "must not be negative (0 disables pings)")
+        }
+        for (key, value) in [
+            ("limits.messages-per-second", \Self.messagesPerSecond),
+            ("limits.registrations-per-minute", \Self.registrationsPerMinute),
+            ("limits.sync-connects-per-minute", \Self.syncConnectsPerMinute),
+        ] as [(String, WritableKeyPath<Self, Int>)] {
+            self[keyPath: value] = config.int(forKey: ConfigKey(key), default: self[keyPath: value])
+            guard self[keyPath: value] >= 0 else { throw .invalid(key: key, "must not be negative (0 disables it)") }
         }
         tlsCertificateChainPath = config.string(forKey: "tls.certificate-chain-path")
         tlsPrivateKeyPath = config.string(forKey: "tls.private-key-path")

@@ -35,14 +35,16 @@ struct APITestFixture: Sendable {
     /// Runs `body` against a fresh fixture and removes the database afterwards.
     static func with(
         payloadBytes: Int = 64 * 1024, bodyBytes: Int = 256 * 1024,
+        configure: (inout BeckonServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (APITestFixture, any TestClientProtocol) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-api-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try SQLiteStore(path: directory.appendingPathComponent("beckon.sqlite").path)
         let now = Date()
-        let api = BeckonAPI(
-            store: store, configuration: configuration(payloadBytes: payloadBytes, bodyBytes: bodyBytes), now: { now })
+        var configuration = configuration(payloadBytes: payloadBytes, bodyBytes: bodyBytes)
+        configure(&configuration)
+        let api = BeckonAPI(store: store, configuration: configuration, now: { now })
         try await api.declareApps()
         let fixture = APITestFixture(
             store: store, api: api, now: now,

@@ -1,4 +1,5 @@
 @testable import BeckonServer
+import BeckonStore
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -114,6 +115,45 @@ import Testing
                 uri: "/v1/messages", method: .post, headers: Fixture.headers(bearer: key),
                 body: ByteBuffer(string: #"{"recipients":{"users":["a"]}}"#))
             #expect(after.status == .unauthorized)
+        }
+    }
+
+    @Test func overTheRateLimitsIs429WithRetryAfterAndNothingStored() async throws {
+        try await Fixture.with(configure: {
+            $0.messagesPerSecond = 2
+            $0.registrationsPerMinute = 1
+        }) { fixture, client in
+            let message = #"{"recipients":{"users":["alice"]},"kind":"message","payload":{}}"#
+            var statuses: [HTTPResponse.Status] = []
+            var limited: TestResponse?
+            for _ in 0..<3 {
+                let response = try await client.execute(
+                    uri: "/v1/messages", method: .post, headers: Fixture.headers(bearer: fixture.chatKey),
+                    body: ByteBuffer(string: message))
+                statuses.append(response.status)
+                if response.status == .tooManyRequests { limited = response }
+            }
+            #expect(statuses == [.accepted, .accepted, .tooManyRequests])
+            let refusal = try #require(limited)
+            #expect(Fixture.error(refusal)?.code == "rate_limited")
+            #expect(Fixture.error(refusal)?.message.contains("limits.messages-per-second") == true)
+            #expect(refusal.headers[.retryAfter] == "1")
+            #expect(try await fixture.store.lastSequence(of: UserRef(appID: "chat", userID: "alice")) == 2)
+            // The limit is per app: the other app's key still posts.
+            let mail = try await client.execute(
+                uri: "/v1/messages", method: .post, headers: Fixture.headers(bearer: fixture.mailKey),
+                body: ByteBuffer(string: message))
+            #expect(mail.status == .accepted)
+
+            _ = try await fixture.register(client, user: "alice", device: "phone-1")
+            await #expect(throws: FixtureError.self) { try await fixture.register(client, user: "alice", device: "phone-2") }
+            let second = try await client.execute(
+                uri: "/v1/devices", method: .post, headers: Fixture.headers(bearer: fixture.userToken(user: "alice")),
+                body: ByteBuffer(string: #"{"deviceId":"phone-3","tokens":{}}"#))
+            #expect(second.status == .tooManyRequests)
+            #expect(second.headers[.retryAfter] == "60")
+            #expect(try await fixture.store.device(DeviceRef(appID: "chat", deviceID: "phone-2")) == nil)
+            _ = try await fixture.register(client, user: "bob", device: "phone-4")
         }
     }
 }
