@@ -127,6 +127,17 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
+        // The delivery planner: a pure per-device state machine deciding which pushes to send and when.
+        .target(
+            name: "BeckonDelivery",
+            dependencies: ["APNSCore", "BeckonStore", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(
+            name: "BeckonDeliveryTests",
+            dependencies: [
+                "BeckonDelivery", "APNSCore", "BeckonStore", .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(name: "APNSCoreTests", dependencies: ["APNSCore"]),
         .testTarget(
             name: "BeckonStoreTests",

@@ -1,0 +1,115 @@
+import BeckonStore
+import Foundation
+
+/// Decides, for one device, which pushes to send and when: a pure value-type state machine in the
+/// style of swift-nio's connection state machines (DESIGN.md). Every event takes the time as
+/// `now` and returns the actions to take; nothing here sleeps, reads a clock, or touches the
+/// network. The driver persists the whole value (it is Codable) in the same transaction as the
+/// pushes it planned (rule 9), and calls `deadlineReached` at `nextDeadline`.
+///
+/// Push ids come from `newPushID` on each event (random by default; tests pass a sequence).
+public struct DevicePlanner: Hashable, Sendable, Codable {
+    /// The app's settings. The driver may replace them between events.
+    public var policy: DeliveryPolicy
+    /// Whether the device has a live sync session. While it does, messages travel over it and are
+    /// never pushed.
+    public internal(set) var isConnected: Bool = false
+    /// Whether the device missed a wake and has not connected since (rule 4).
+    public internal(set) var isUnreachable: Bool = false
+    /// The user's unread count as last reported: the badge of alerts that cover several messages.
+    public internal(set) var unreadCount: Int?
+
+    var throttle = BackgroundThrottle()
+    var watch: WakeWatch?
+    var owed: OwedBackground?
+    var repush: RepushSchedule?
+    var calls: [RingingCall] = []
+    var measured: [MeasuredPush] = []
+
+    public init(policy: DeliveryPolicy = DeliveryPolicy()) {
+        self.policy = policy
+    }
+
+    /// When the driver must call `deadlineReached`: the end of a reconnect window, the next ring
+    /// or call timeout, the next re-push, the next free throttle slot for an owed push, or the
+    /// moment an owed wake turns into an alert. Nil when nothing is pending.
+    public var nextDeadline: Date? {
+        var dates: [Date] = []
+        if let watch { dates.append(watch.deadline) }
+        dates.append(contentsOf: calls.map(\.nextEvent))
+        if let repush { dates.append(repush.nextAt) }
+        if let owed, !owed.isEmpty {
+            if let slot = throttle.nextSlot(policy: policy) { dates.append(slot) }
+            if let delay = policy.throttledAlertDelay, let since = owed.wakeOwedSince {
+                dates.append(since.addingTimeInterval(delay))
+            }
+        }
+        return dates.min()
+    }
+
+    /// The strategy this planner uses for `device` under the current policy.
+    public func effectiveStrategy(for device: PlannerDevice) -> DeliveryStrategy {
+        policy.effectiveStrategy(for: device.capabilities)
+    }
+
+    // MARK: Connection events
+
+    /// The device opened a sync session. Every push sent since it was last connected is measured
+    /// (rule 10); pending wakes, owed pushes and re-pushes are over, since the session syncs
+    /// messages and read state. Ringing calls keep ringing until `callEnded` or their timeout:
+    /// the app may have connected because of the ring and still needs the user to answer.
+    public mutating func connected(now: Date) -> [PlannerAction] {
+        var actions = measured.map {
+            PlannerAction.wakeObserved(
+                pushID: $0.pushID, reason: $0.reason, strategy: $0.strategy,
+                latency: now.timeIntervalSince($0.sentAt)
+            )
+        }
+        measured = []
+        if isUnreachable {
+            isUnreachable = false
+            actions.append(.becameReachable)
+        }
+        isConnected = true
+        watch = nil
+        owed = nil
+        repush = nil
+        return actions
+    }
+
+    /// The sync session ended. If it dropped (not `clean`) with messages unacknowledged, they are
+    /// pushed again with backoff until acknowledged or the device returns (rule 5). A clean close
+    /// is the app saying it has what it needs.
+    public mutating func disconnected(now: Date, unackedMessageIDs: [String], clean: Bool) -> [PlannerAction] {
+        isConnected = false
+        if !clean && !unackedMessageIDs.isEmpty {
+            repush = RepushSchedule(
+                messageIDs: Array(unackedMessageIDs.suffix(max(policy.maximumIDsPerPush, 1))),
+                nextAt: now.addingTimeInterval(RepushSchedule.delay(afterSent: 0, policy: policy))
+            )
+        } else {
+            repush = nil
+        }
+        return []
+    }
+
+    /// Messages were acknowledged by another path (the extension fetching by id): only
+    /// `remainingUnackedIDs` still need re-pushing; none left cancels re-pushing (rule 5).
+    public mutating func acknowledged(remainingUnackedIDs: [String], now: Date) -> [PlannerAction] {
+        guard var repush else { return [] }
+        let remaining = Set(remainingUnackedIDs)
+        repush.messageIDs.removeAll { !remaining.contains($0) }
+        self.repush = repush.messageIDs.isEmpty ? nil : repush
+        return []
+    }
+
+    /// APNs finally refused a push (after the outbox's retries: a dead token, a payload error).
+    /// It proves nothing about the app, so it is neither measured (rule 10) nor, if it was a wake,
+    /// allowed to mark the device unreachable (rule 4): its reconnect window is dropped. Its
+    /// messages reach the device at its next connection.
+    public mutating func pushFailed(pushID: UUID, now: Date) -> [PlannerAction] {
+        measured.removeAll { $0.pushID == pushID }
+        if watch?.pushID == pushID { watch = nil }
+        return []
+    }
+}

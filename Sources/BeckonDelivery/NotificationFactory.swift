@@ -1,0 +1,258 @@
+import APNSCore
+import BeckonStore
+import Foundation
+
+/// Builds the typed notifications for one device at one moment. Pure: the planner decides *which*
+/// push and *when*; this decides *what it looks like*, following the strategy table in DESIGN.md.
+struct NotificationFactory {
+    let policy: DeliveryPolicy
+    let device: PlannerDevice
+    let strategy: DeliveryStrategy
+    let now: Date
+
+    init(policy: DeliveryPolicy, device: PlannerDevice, now: Date) {
+        self.policy = policy
+        self.device = device
+        self.strategy = policy.effectiveStrategy(for: device.capabilities)
+        self.now = now
+    }
+
+    private var hasExtension: Bool { device.capabilities.notificationServiceExtension }
+
+    // MARK: Background
+
+    /// A wake and/or clear push. Rule 2 / apns.md D.4: priority 5, `aps` = `content-available`
+    /// only (APNSBackgroundNotification enforces both), topic = bundle id; everything Beckon needs
+    /// rides in the custom key. No collapse id: iOS keeps only the newest held background push
+    /// anyway (apns.md E.3), and our ids are cumulative. Expires after `backgroundTimeToLive`: by
+    /// then rule 4's escalation has taken over.
+    func background(
+        id: UUID, reason: PushReason, messageIDs: [String], clearIDs: [String], badge: Int?
+    ) -> APNSBackgroundNotification {
+        var beckon: [String: APNSJSON] = [PayloadKey.reason: .string(reason.rawValue)]
+        if !messageIDs.isEmpty { beckon[PayloadKey.ids] = .array(messageIDs.map(APNSJSON.string)) }
+        if !clearIDs.isEmpty { beckon[PayloadKey.clear] = .array(clearIDs.map(APNSJSON.string)) }
+        if let badge { beckon[PayloadKey.badge] = .int(badge) }
+        return APNSBackgroundNotification(
+            custom: [PayloadKey.beckon: .object(beckon)],
+            expiration: .at(now.addingTimeInterval(policy.backgroundTimeToLive)),
+            apnsID: id
+        )
+    }
+
+    // MARK: Message alerts
+
+    /// An alert for one or more messages (the newest decides text, thread and sound), or nil when
+    /// every one has expired. `badge` is the unread count (nil leaves the badge as it is).
+    ///
+    /// - Priority 10: an alert exists to reach the user now (and `filtering` requires it, apns.md E.4).
+    /// - Collapse id = the newest message id: iOS makes it the notification's identifier
+    ///   (apns.md E.2), so a re-push replaces instead of stacking, and the client can remove it by
+    ///   message id when it is read elsewhere (rule 7).
+    /// - Expiration: `alertTimeToLive`, never past the message's own expiry (rule 2).
+    /// - `contentAvailable`: escalation alerts still wake the app (rule 4).
+    func messageAlert(
+        id: UUID, reason: PushReason, messages: [PlannedMessage], badge: Int?, contentAvailable: Bool,
+        withSound: Bool
+    ) -> APNSAlertNotification? {
+        let live = messages.filter { !$0.isExpired(at: now) }
+        guard let newest = live.last else { return nil }
+        // Several messages in one alert: only generic text describes them all.
+        let presentation = present(
+            hints: live.count == 1 ? newest.hints : nil, messageID: newest.id, genericKey: policy.messageLocKey
+        )
+        var beckon: [String: APNSJSON] = [
+            PayloadKey.reason: .string(reason.rawValue),
+            PayloadKey.ids: .array(live.map { .string($0.id) }),
+        ]
+        if let sealed = presentation.sealed { beckon[PayloadKey.sealed] = .string(sealed) }
+        let expiries = live.map(\.expiresAt)
+        let cap = expiries.contains(nil) ? nil : expiries.compactMap { $0 }.max()
+        return APNSAlertNotification(
+            alert: presentation.alert,
+            badge: badge,
+            sound: withSound ? sound(newest.hints) : nil,
+            threadID: newest.hints?.threadID,
+            category: newest.hints?.category,
+            contentAvailable: contentAvailable,
+            mutableContent: presentation.mutableContent,
+            custom: [PayloadKey.beckon: .object(beckon)],
+            priority: .immediately,
+            expiration: expiration(timeToLive: policy.alertTimeToLive, cap: cap),
+            collapseID: newest.id,
+            apnsID: id,
+            allowsTruncation: presentation.truncatable
+        )
+    }
+
+    // MARK: Calls
+
+    /// The PushKit push for an incoming call (rule 6). Apple (apns.md E.6): the app must report
+    /// the call to CallKit before its PushKit handler returns, so it cannot fetch first; the
+    /// payload therefore carries the hints (the caller's name), sealed when the device has a key.
+    /// Expiration 0: a ringing call delivered late is worse than none (apns.md E.1). No collapse id.
+    func callVoIP(id: UUID, call: PlannedMessage) -> APNSVoIPNotification {
+        var beckon: [String: APNSJSON] = [
+            PayloadKey.reason: .string(PushReason.callVoIP.rawValue),
+            PayloadKey.call: .string(call.id),
+            PayloadKey.ids: [.string(call.id)],
+        ]
+        if let hints = call.hints {
+            if let key = device.sealingKey, let sealed = try? ContentSeal.seal(sealedContent(hints, call.id), key: key) {
+                beckon[PayloadKey.sealed] = .string(sealed)
+            } else {
+                beckon[PayloadKey.hints] = Self.json(hints)
+            }
+        }
+        return APNSVoIPNotification(
+            custom: [PayloadKey.beckon: .object(beckon)], priority: .immediately, expiration: .immediately, apnsID: id
+        )
+    }
+
+    /// A ringing, missed, or answered/declined-elsewhere alert for a call without VoIP (rule 6).
+    /// Collapse id = call id, so each ring replaces the last and the final alert replaces the
+    /// ringing one (apns.md E.2). Rings expire when the call times out (a late ring is wrong);
+    /// the final alert lives `alertTimeToLive`. Only rings make a sound.
+    func callAlert(id: UUID, reason: PushReason, call: RingingCall) -> APNSAlertNotification {
+        let genericKey: String
+        switch reason {
+        case .missedCall: genericKey = policy.missedCallLocKey
+        case .answeredElsewhere: genericKey = policy.answeredElsewhereLocKey
+        case .declinedElsewhere: genericKey = policy.declinedElsewhereLocKey
+        default: genericKey = policy.callLocKey
+        }
+        let ringing = reason == .callRing
+        // The hints describe the ringing ("Anna is calling"), not its end, so only rings use them.
+        let presentation = present(hints: ringing ? call.message.hints : nil, messageID: call.id, genericKey: genericKey)
+        var beckon: [String: APNSJSON] = [
+            PayloadKey.reason: .string(reason.rawValue),
+            PayloadKey.call: .string(call.id),
+            PayloadKey.ids: [.string(call.id)],
+        ]
+        if let sealed = presentation.sealed { beckon[PayloadKey.sealed] = .string(sealed) }
+        return APNSAlertNotification(
+            alert: presentation.alert,
+            badge: call.message.unreadCount,
+            sound: ringing ? sound(call.message.hints) : nil,
+            threadID: call.message.hints?.threadID,
+            category: call.message.hints?.category,
+            mutableContent: presentation.mutableContent,
+            custom: [PayloadKey.beckon: .object(beckon)],
+            priority: .immediately,
+            expiration: ringing
+                ? .at(call.timeoutAt)
+                : expiration(timeToLive: policy.alertTimeToLive, cap: nil),
+            collapseID: call.id,
+            apnsID: id,
+            allowsTruncation: presentation.truncatable
+        )
+    }
+
+    // MARK: Text
+
+    struct Presentation {
+        var alert: APNSAlert
+        var sealed: String?
+        var mutableContent: Bool
+        var truncatable: Bool
+    }
+
+    /// The visible text. Rule 1: text from the hints goes through Apple only under the `content`
+    /// strategy. With a content key it is sealed instead, behind generic text, and only for a
+    /// device with an extension to open it; a keyed device without one gets generic text — never
+    /// plaintext the operator asked to encrypt. Generic alerts set `mutable-content` whenever an
+    /// extension exists to rewrite them (always, for `service-extension` and `filtering`).
+    func present(hints: NotificationHints?, messageID: String, genericKey: String) -> Presentation {
+        let generic = APNSAlert(locKey: genericKey)
+        let genericMutable = strategy == .serviceExtension || strategy == .filtering || hasExtension
+        guard strategy == .content, let hints, Self.hasText(hints) else {
+            return Presentation(alert: generic, mutableContent: genericMutable, truncatable: false)
+        }
+        guard let key = device.sealingKey else {
+            let alert = APNSAlert(
+                title: hints.title, subtitle: hints.subtitle, body: hints.body,
+                titleLocKey: hints.titleLocKey, titleLocArgs: hints.titleLocArgs,
+                locKey: hints.locKey, locArgs: hints.locArgs
+            )
+            // APNSRequest shortens the body (then loc-args) so the alert fits 4096 bytes (rule 2).
+            return Presentation(alert: alert, mutableContent: false, truncatable: true)
+        }
+        guard hasExtension, let sealed = seal(sealedContent(hints, messageID), key: key) else {
+            return Presentation(alert: generic, mutableContent: genericMutable, truncatable: false)
+        }
+        return Presentation(alert: generic, sealed: sealed, mutableContent: true, truncatable: false)
+    }
+
+    /// Seals, shortening the body until the sealed text leaves room for the rest of the payload:
+    /// APNSRequest cannot truncate inside ciphertext.
+    private func seal(_ content: SealedContent, key: Data) -> String? {
+        var content = content
+        for _ in 0..<8 {
+            guard let sealed = try? ContentSeal.seal(content, key: key) else { return nil }
+            let excess = sealed.utf8.count - Self.sealedTextBudget
+            if excess <= 0 { return sealed }
+            // Base64 grows 4:3, so removing 3/4 of the excess (plus slack) from the plaintext is enough.
+            guard let body = content.body, !body.isEmpty else { return nil }
+            content.body = Self.shorten(body, byBytes: excess * 3 / 4 + 16)
+        }
+        return nil
+    }
+
+    /// Room for the sealed text in a 4096-byte alert, leaving ~800 bytes for `aps`, ids and keys.
+    static let sealedTextBudget = 3300
+
+    static func shorten(_ text: String, byBytes bytes: Int) -> String {
+        var result = ""
+        let target = max(0, text.utf8.count - bytes - 3)
+        var used = 0
+        for character in text {
+            let cost = character.utf8.count
+            if used + cost > target { break }
+            used += cost
+            result.append(character)
+        }
+        return result + "…"
+    }
+
+    private func sealedContent(_ hints: NotificationHints, _ messageID: String) -> SealedContent {
+        SealedContent(
+            messageID: messageID, title: hints.title, subtitle: hints.subtitle, body: hints.body,
+            titleLocKey: hints.titleLocKey, titleLocArgs: hints.titleLocArgs, locKey: hints.locKey, locArgs: hints.locArgs
+        )
+    }
+
+    private static func hasText(_ hints: NotificationHints) -> Bool {
+        [hints.title, hints.subtitle, hints.body, hints.titleLocKey, hints.locKey].contains { $0?.isEmpty == false }
+    }
+
+    private func sound(_ hints: NotificationHints?) -> APNSSound? {
+        (hints?.sound ?? policy.alertSound).map(APNSSound.named)
+    }
+
+    /// `.at(now + timeToLive)`, or earlier if the message expires first — never in the past (the
+    /// planner does not push expired messages).
+    func expiration(timeToLive: TimeInterval, cap: Date?) -> APNSExpiration {
+        let end = now.addingTimeInterval(timeToLive)
+        guard let cap, cap < end else { return .at(end) }
+        return .at(max(cap, now))
+    }
+
+    /// The hints as JSON with `NotificationHints`' own property names, so the app decodes them
+    /// with `JSONDecoder` into the same type.
+    static func json(_ hints: NotificationHints) -> APNSJSON {
+        var object: [String: APNSJSON] = [:]
+        func put(_ key: String, _ value: String?) { if let value { object[key] = .string(value) } }
+        func put(_ key: String, _ value: [String]?) { if let value { object[key] = .array(value.map(APNSJSON.string)) } }
+        put("title", hints.title)
+        put("subtitle", hints.subtitle)
+        put("body", hints.body)
+        put("titleLocKey", hints.titleLocKey)
+        put("titleLocArgs", hints.titleLocArgs)
+        put("locKey", hints.locKey)
+        put("locArgs", hints.locArgs)
+        put("threadID", hints.threadID)
+        put("category", hints.category)
+        put("sound", hints.sound)
+        return .object(object)
+    }
+}

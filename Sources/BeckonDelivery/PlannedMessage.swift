@@ -1,0 +1,42 @@
+import Foundation
+import BeckonStore
+
+/// What the planner needs to know about one message for one recipient.
+public struct PlannedMessage: Hashable, Sendable, Codable {
+    /// The message id: what pushes carry and the client deduplicates by (rule 9).
+    public var id: String
+    public var kind: MessageKind
+    public var urgency: MessageUrgency
+    /// What an alert may show; only the `content` strategy (and VoIP pushes) put text from here
+    /// on the wire (rule 1). Thread and category are used by every alert.
+    public var hints: NotificationHints?
+    /// After this the message is not worth a push; it also caps `apns-expiration`.
+    public var expiresAt: Date?
+    /// The recipient's unread count including this message: the badge.
+    public var unreadCount: Int
+
+    public init(
+        id: String, kind: MessageKind = .message, urgency: MessageUrgency = .normal,
+        hints: NotificationHints? = nil, expiresAt: Date? = nil, unreadCount: Int
+    ) {
+        self.id = id
+        self.kind = kind
+        self.urgency = urgency
+        self.hints = hints
+        self.expiresAt = expiresAt
+        self.unreadCount = unreadCount
+    }
+
+    /// From a stored message and the recipient's unread count after it.
+    public init(_ message: Message, unreadCount: Int) {
+        self.init(
+            id: message.id, kind: message.kind, urgency: message.urgency, hints: message.hints,
+            expiresAt: message.expiresAt, unreadCount: unreadCount
+        )
+    }
+
+    func isExpired(at now: Date) -> Bool {
+        if let expiresAt { return expiresAt <= now }
+        return false
+    }
+}

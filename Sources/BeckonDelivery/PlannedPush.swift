@@ -1,0 +1,40 @@
+import APNSCore
+import BeckonStore
+import Foundation
+
+/// One push the planner decided to send. The driver stores it in the push outbox in the same
+/// transaction as the planner state (rule 9: a push in the outbox is sent at least once), and the
+/// APNs client sends `notification` to the device's `token`.
+public struct PlannedPush: Hashable, Sendable, Codable {
+    /// Becomes `apns-id` (also set on the notification), so retries and APNs' answers, and the
+    /// wake measurement at the next connection (rule 10), all refer to this push.
+    public var id: UUID
+    /// Which of the device's tokens: `.voip` only for calls (rule 6), otherwise `.remote`.
+    public var token: PushTokenKind
+    public var reason: PushReason
+    /// The device's effective strategy when the push was planned (metrics, rule 10).
+    public var strategy: DeliveryStrategy
+    /// The messages the push is for (to fetch, to ring, or to clear).
+    public var messageIDs: [String]
+    public var notification: PlannedNotification
+    /// When the planner decided it: the start of the wake latency.
+    public var plannedAt: Date
+
+    public init(
+        id: UUID, token: PushTokenKind, reason: PushReason, strategy: DeliveryStrategy,
+        messageIDs: [String], notification: PlannedNotification, plannedAt: Date
+    ) {
+        self.id = id
+        self.token = token
+        self.reason = reason
+        self.strategy = strategy
+        self.messageIDs = messageIDs
+        self.notification = notification
+        self.plannedAt = plannedAt
+    }
+
+    /// The APNs request for this push to the device's token of kind `token`.
+    public func request(to deviceToken: APNSDeviceToken, bundleID: String) throws(APNSPayloadError) -> APNSRequest {
+        try notification.request(to: deviceToken, bundleID: bundleID)
+    }
+}

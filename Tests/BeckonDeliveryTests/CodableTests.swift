@@ -1,0 +1,104 @@
+import APNSCore
+import BeckonDelivery
+import BeckonStore
+import Foundation
+import XCTest
+
+/// The planner is persisted between events, and its pushes in the outbox: both must round-trip.
+final class CodableTests: XCTestCase {
+    private func roundTrip<T: Codable>(_ value: T) throws -> T {
+        try JSONDecoder().decode(T.self, from: try JSONEncoder().encode(value))
+    }
+
+    /// Wake in flight, a clear sent, a call ringing, a re-push scheduled and a wake owed.
+    private func midFlight() -> PlannerHarness {
+        var policy = DeliveryPolicy()
+        policy.backgroundPushesPerHour = 2
+        let harness = PlannerHarness(policy: policy)
+        harness.connect(at: 0)
+        harness.disconnect(at: 1, unacked: ["m0"], clean: false)
+        harness.arrive(message("m1", hints: NotificationHints(title: "t"), unread: 1), at: 2)
+        harness.arrive(message("c1", kind: .call, hints: NotificationHints(title: "Anna")), at: 5)
+        harness.read(["m0"], unread: 1, at: 6)
+        harness.read(["x"], unread: 1, at: 7)
+        return harness
+    }
+
+    private func future(_ harness: PlannerHarness) -> [PlannerAction] {
+        var actions = harness.run(until: 200)
+        actions += harness.arrive(message("m2", unread: 2), at: 210)
+        actions += harness.run(until: 300)
+        actions += harness.endCall("c1", .answeredElsewhere, at: 310)
+        actions += harness.connect(at: 320)
+        actions += harness.disconnect(at: 330, unacked: ["m2"], clean: false)
+        actions += harness.run(until: 100_000)
+        return actions
+    }
+
+    func testPlannerMidFlightRoundTripsWithIdenticalFuture() throws {
+        let original = midFlight()
+        XCTAssertNotNil(original.deadline)
+        let restored = PlannerHarness(policy: original.planner.policy, device: original.device)
+        restored.planner = try roundTrip(original.planner)
+        restored.issued = original.issued
+        XCTAssertEqual(restored.planner, original.planner)
+        XCTAssertEqual(restored.planner.nextDeadline, original.planner.nextDeadline)
+
+        let expected = future(original)
+        XCTAssertEqual(future(restored), expected)
+        XCTAssertGreaterThan(pushes(expected).count, 3, "the future is not trivially empty")
+    }
+
+    func testPlannedPushesRoundTrip() throws {
+        let key = Data(repeating: 1, count: 32)
+        var device = PlannerDevice(
+            hasRemoteToken: true, hasVoIPToken: true, capabilities: DeviceCapabilities(notificationServiceExtension: true),
+            contentKey: key
+        )
+        let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .content), device: device)
+        var sent = pushes(harness.arrive(message("m1", hints: NotificationHints(title: "a", body: "b")), at: 0))
+        sent += pushes(harness.arrive(message("c1", kind: .call, hints: NotificationHints(title: "A")), at: 1))
+        sent += pushes(harness.read(["m1"], unread: 0, at: 2))
+        device.hasVoIPToken = false
+        harness.device = device
+        sent += pushes(harness.arrive(message("c2", kind: .call), at: 3))
+        XCTAssertEqual(sent.map(\.notification.pushType), [.alert, .voip, .background, .alert])
+        for push in sent {
+            let restored = try roundTrip(push)
+            XCTAssertEqual(restored, push)
+            XCTAssertEqual(try request(restored), try request(push))
+        }
+    }
+
+    func testEveryAlertFieldSurvivesTheWireForm() throws {
+        let alert = APNSAlertNotification(
+            alert: APNSAlert(
+                title: "t", subtitle: "s", body: "b", launchImage: "l", titleLocKey: "tk", titleLocArgs: ["1"],
+                subtitleLocKey: "sk", subtitleLocArgs: ["2"], locKey: "k", locArgs: ["3"]
+            ),
+            badge: 0, sound: .critical(name: "alarm.caf", volume: 0.5), threadID: "th", category: "cat",
+            contentAvailable: true, mutableContent: true, targetContentID: "tc", interruptionLevel: .timeSensitive,
+            relevanceScore: 0.25, filterCriteria: "fc", custom: ["k": ["nested": [1, 2.5, true, .null]]],
+            priority: .considerPower, expiration: .at(at(99.5)), collapseID: "c", apnsID: pushID(9),
+            allowsTruncation: true
+        )
+        let notifications: [PlannedNotification] = [
+            .alert(alert),
+            .alert(APNSAlertNotification(badge: 1, priority: .low, expiration: .immediately)),
+            .background(APNSBackgroundNotification(custom: ["a": 1], expiration: .default, collapseID: "x")),
+            .voip(APNSVoIPNotification(custom: [:], priority: .considerPower, expiration: .at(at(5)))),
+        ]
+        for notification in notifications {
+            XCTAssertEqual(try roundTrip(notification), notification)
+        }
+    }
+
+    func testActionsRoundTrip() throws {
+        let actions: [PlannerAction] = [
+            .wakeObserved(pushID: pushID(1), reason: .wake, strategy: .wake, latency: 1.5),
+            .wakeMissed(pushID: pushID(2), reason: .repush, strategy: .filtering),
+            .becameUnreachable, .becameReachable,
+        ]
+        XCTAssertEqual(try roundTrip(actions), actions)
+    }
+}

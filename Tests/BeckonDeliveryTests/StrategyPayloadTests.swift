@@ -1,0 +1,126 @@
+import APNSCore
+import BeckonDelivery
+import BeckonStore
+import Foundation
+import XCTest
+
+/// The alert strategies' payloads and headers (DESIGN.md strategy table, rule 2).
+final class StrategyPayloadTests: XCTestCase {
+    private let hints = NotificationHints(
+        title: "Anna", body: "See you at 8", threadID: "chat-1", category: "MESSAGE", sound: "ping.caf"
+    )
+
+    func testServiceExtensionAlert() throws {
+        let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .serviceExtension), device: .serviceExtension)
+        let push = try onlyPush(harness.arrive(message("m1", hints: hints, unread: 7), at: 0))
+        XCTAssertEqual(push.reason, .alert)
+        XCTAssertEqual(push.strategy, .serviceExtension)
+        XCTAssertEqual(
+            try headers(push),
+            [
+                "apns-push-type": "alert", "apns-topic": bundleID, "apns-priority": "10",
+                "apns-id": "00000000-0000-0000-0000-000000000001", "apns-collapse-id": "m1",
+                "apns-expiration": epoch(86_400),
+            ]
+        )
+        // Generic text only: the extension fetches "m1" and rewrites it (rule 1).
+        try assertPayload(
+            push,
+            [
+                "aps": [
+                    "alert": ["loc-key": "BECKON_NEW_MESSAGE"], "badge": 7, "sound": "ping.caf", "thread-id": "chat-1",
+                    "category": "MESSAGE", "mutable-content": 1,
+                ],
+                "beckon": ["reason": "alert", "ids": ["m1"]],
+            ]
+        )
+        XCTAssertNil(harness.deadline)
+    }
+
+    func testFilteringIsAPriorityTenMutableAlert() throws {
+        let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .filtering), device: .filtering)
+        let push = try onlyPush(harness.arrive(message("m1", hints: hints, unread: 1), at: 0))
+        XCTAssertEqual(push.strategy, .filtering)
+        let request = try request(push)
+        XCTAssertEqual(request.pushType, .alert, "Apple: filtering requires push type alert (apns.md E.4)")
+        XCTAssertEqual(request.priority, .immediately)
+        XCTAssertEqual(request.topic, bundleID)
+        try assertPayload(
+            push,
+            [
+                "aps": [
+                    "alert": ["loc-key": "BECKON_NEW_MESSAGE"], "badge": 1, "sound": "ping.caf", "thread-id": "chat-1",
+                    "category": "MESSAGE", "mutable-content": 1,
+                ],
+                "beckon": ["reason": "alert", "ids": ["m1"]],
+            ]
+        )
+    }
+
+    func testFilteringWithoutEntitlementFallsBackToServiceExtension() throws {
+        let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .filtering), device: .serviceExtension)
+        XCTAssertEqual(try onlyPush(harness.arrive(message("m1"), at: 0)).strategy, .serviceExtension)
+    }
+
+    func testContentAlertShowsTheHints() throws {
+        let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .content), device: .plain)
+        let push = try onlyPush(harness.arrive(message("m1", hints: hints, unread: 2), at: 0))
+        XCTAssertEqual(push.strategy, .content)
+        try assertPayload(
+            push,
+            [
+                "aps": [
+                    "alert": ["title": "Anna", "body": "See you at 8"], "badge": 2, "sound": "ping.caf",
+                    "thread-id": "chat-1", "category": "MESSAGE",
+                ],
+                "beckon": ["reason": "alert", "ids": ["m1"]],
+            ]
+        )
+    }
+
+    func testContentWithoutHintsUsesGenericText() throws {
+        let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .content), device: .plain)
+        let push = try onlyPush(harness.arrive(message("m1"), at: 0))
+        XCTAssertEqual(try path(payload(push), "aps.alert.loc-key") as? String, "BECKON_NEW_MESSAGE")
+    }
+
+    func testContentLocalisedHints() throws {
+        let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .content), device: .plain)
+        let localised = NotificationHints(titleLocKey: "FROM", titleLocArgs: ["Anna"], locKey: "SAYS", locArgs: ["hi"])
+        let push = try onlyPush(harness.arrive(message("m1", hints: localised), at: 0))
+        XCTAssertEqual(
+            try path(payload(push), "aps.alert") as? NSDictionary,
+            ["title-loc-key": "FROM", "title-loc-args": ["Anna"], "loc-key": "SAYS", "loc-args": ["hi"]] as NSDictionary
+        )
+    }
+
+    func testLongContentIsTruncatedToFit() throws {
+        let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .content), device: .plain)
+        let body = String(repeating: "Grüße 👋🏽 ", count: 800)
+        let push = try onlyPush(harness.arrive(message("m1", hints: NotificationHints(title: "Anna", body: body)), at: 0))
+        XCTAssertGreaterThan(push.notification.encodedPayload().count, 4096)
+        let request = try request(push)
+        XCTAssertLessThanOrEqual(request.payload.count, 4096)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(request.payload)) as? NSDictionary)
+        let sent = try XCTUnwrap(path(json, "aps.alert.body") as? String)
+        XCTAssertTrue(sent.hasSuffix("…"))
+        XCTAssertTrue(body.hasPrefix(sent.dropLast()))
+        XCTAssertEqual(path(json, "aps.alert.title") as? String, "Anna")
+    }
+
+    func testPlainAlertWithoutSoundPolicy() throws {
+        var policy = DeliveryPolicy(strategy: .serviceExtension)
+        policy.alertSound = nil
+        let harness = PlannerHarness(policy: policy, device: .serviceExtension)
+        let push = try onlyPush(harness.arrive(message("m1"), at: 0))
+        XCTAssertNil(try path(payload(push), "aps.sound"))
+    }
+
+    func testWakeWithoutBackgroundModeFallsBackToGenericAlert() throws {
+        let harness = PlannerHarness(device: .plain)
+        let push = try onlyPush(harness.arrive(message("m1"), at: 0))
+        XCTAssertEqual(push.strategy, .serviceExtension)
+        XCTAssertEqual(push.notification.pushType, .alert)
+        XCTAssertNil(harness.deadline)
+    }
+}
