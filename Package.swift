@@ -94,7 +94,7 @@ let package = Package(
         .target(
             name: "BeckonServer",
             dependencies: [
-                "BeckonStore",
+                "BeckonStore", "BeckonDelivery", "APNS", "APNSCore", "APNSEmulator",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

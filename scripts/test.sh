@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Every test: the Swift suites, real third-party APNs clients against the emulator, and the
-# crash test (SIGKILL during a load of posts; nothing acknowledged may be lost).
+# Every test: the Swift suites, real third-party APNs clients against the emulator, the crash
+# test (SIGKILL during a load of posts; nothing acknowledged may be lost), and the demo of the
+# whole path (a post becomes an emulator push, and the reconnect after it a measured wake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift test
 scripts/apns-interop.sh
 swift build --product beckon >/dev/null
-python3 scripts/crash-durability.py "$(swift build --show-bin-path)/beckon"
+BECKON="$(swift build --show-bin-path)/beckon"
+python3 scripts/crash-durability.py "$BECKON"
+python3 scripts/demo.py "$BECKON"

@@ -1,3 +1,4 @@
+import BeckonDelivery
 import BeckonStore
 
 /// An app as the operator declares it in the configuration (`apps.ids` and `apps.<id>.*`).
@@ -12,6 +13,13 @@ public struct AppDeclaration: Sendable, Equatable {
     public var environments: Set<PushEnvironment>
     /// The HS256 key the app's backend signs user tokens with (`apps.<id>.user-token-secret`).
     public var userTokenSecret: String
+
+    /// `apps.<id>.apns.key-path` and `apps.<id>.apns.key-id`: the app's APNs auth key (.p8).
+    /// Without them the app's pushes go to the built-in APNs emulator (sandbox).
+    public var apnsKeyPath: String?
+    public var apnsKeyID: String?
+    /// `apps.<id>.delivery.*`: the delivery planner's defaults for the app.
+    public var delivery: DeliveryPolicy = DeliveryPolicy()
 
     /// HS256 with a short key can be brute-forced offline from one captured token (RFC 7518
     /// §3.2: the key must be at least as long as the hash output, 256 bits).

@@ -54,8 +54,13 @@ extension BeckonAPI {
         }
         // Durable now: wake the recipients' live sync sessions, which read the store themselves.
         // A duplicate was announced when it was first stored.
-        if !appended.isDuplicate, let syncHub {
-            await syncHub.messagesAppended(for: appended.positions.map { UserRef(appID: key.appID, userID: $0.userID) })
+        if !appended.isDuplicate {
+            let recipients = appended.positions.map { UserRef(appID: key.appID, userID: $0.userID) }
+            // Devices without a live session are the planner's: wake, alert, escalate. Told
+            // before the sessions, so that it hears of the message before any session that
+            // receives it can end.
+            delivery?.submit(.messageAppended(appended.message, users: recipients))
+            await syncHub?.messagesAppended(for: recipients)
         }
         return Self.json(appended.isDuplicate ? .ok : .accepted, AcceptedMessageBody(appended))
     }

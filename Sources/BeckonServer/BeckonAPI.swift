@@ -21,6 +21,8 @@ public struct BeckonAPI: Sendable {
     let now: @Sendable () -> Date
     /// The sync gateway's hub, told about new messages and deleted devices; nil without one.
     let syncHub: SyncHub?
+    /// The delivery planner, told about each new message; nil without one (tests of the API).
+    let delivery: DeliveryService?
     /// `limits.messages-per-second` per app; nil when disabled.
     let messageRate: RateLimiter?
     /// `limits.registrations-per-minute` per user; nil when disabled.
@@ -30,9 +32,10 @@ public struct BeckonAPI: Sendable {
     /// - Parameter syncHub: the live sync sessions to wake when a message is stored.
     public init(
         store: any BeckonStore, configuration: BeckonServerConfiguration, syncHub: SyncHub? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        delivery: DeliveryService? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.syncHub = syncHub
+        self.delivery = delivery
         self.store = store
         self.configuration = configuration
         self.apps = Dictionary(configuration.apps.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
@@ -62,6 +65,7 @@ public struct BeckonAPI: Sendable {
         router.delete("v1/devices/{deviceId}") { request, context in try await deleteDevice(request, context) }
         router.post("v1/messages") { request, context in try await postMessage(request, context) }
         router.get("v1/messages/{messageId}") { request, context in try await getMessage(request, context) }
+        router.get("v1/delivery/report") { request, context in try await deliveryReport(request, context) }
         router.get("v1/sync") { request, context in try await syncWithoutUpgrade(request, context) }
         router.post("v1/admin/apps/{appId}/keys") { request, context in try await createAPIKey(request, context) }
         router.delete("v1/admin/apps/{appId}/keys/{keyId}") { request, context in try await revokeAPIKey(request, context) }

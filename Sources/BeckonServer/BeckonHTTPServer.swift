@@ -64,9 +64,11 @@ public enum BeckonHTTPServer {
     ///   - onServerRunning: called with the bound port once listening (tests listen on port 0).
     public static func application(
         configuration: BeckonServerConfiguration, store: any BeckonStore, metrics: PrometheusCollectorRegistry,
-        hub: SyncHub, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        hub: SyncHub, delivery: DeliveryService? = nil, logger: Logger,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> BeckonService {
-        let api = BeckonAPI(store: store, configuration: configuration, syncHub: hub)
+        let api = BeckonAPI(store: store, configuration: configuration, syncHub: hub, delivery: delivery)
+        if let delivery { hub.observe { delivery.submit($0) } }
         let gateway = SyncGateway(store: store, hub: hub, limits: SyncLimits(configuration))
         let limiter = ConnectionLimiter(limit: FileDescriptorLimit.connectionLimit(configured: configuration.maximumConnections))
         logger.info("connection limit", metadata: ["http.max-connections": "\(limiter.limit)"])
@@ -86,7 +88,7 @@ public enum BeckonHTTPServer {
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
-        return BeckonService(app: app, hub: hub, logger: logger)
+        return BeckonService(app: app, hub: hub, delivery: delivery, logger: logger)
     }
 }
 
@@ -96,10 +98,14 @@ public enum BeckonHTTPServer {
 public struct BeckonService: Service {
     let app: any Service
     public let hub: SyncHub
+    public let delivery: DeliveryService?
     let logger: Logger
 
     public func run() async throws {
-        let group = ServiceGroup(configuration: .init(services: [app, hub], logger: logger))
+        // Shut down in reverse: sessions first, then the listener, then delivery, so the events
+        // of the last sessions are still planned.
+        let services: [any Service] = (delivery.map { [$0] } ?? []) + [app, hub]
+        let group = ServiceGroup(configuration: .init(services: services, logger: logger))
         try await withGracefulShutdownHandler {
             try await group.run()
         } onGracefulShutdown: {

@@ -1,5 +1,7 @@
+import BeckonDelivery
 import BeckonStore
 import Configuration
+import Foundation
 
 /// Everything `beckon serve` reads at start, with its defaults. Each key can come from the
 /// configuration file, an environment variable or a flag (README.md, "Configuration").
@@ -40,6 +42,12 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     /// `limits.sync-connects-per-minute`: sync sessions one device may open a minute (a client
     /// reconnecting in a tight loop). 0 disables.
     public var syncConnectsPerMinute: Int = 60
+    /// `apns.emulator-port`: where the built-in APNs emulator listens (on 127.0.0.1) when an
+    /// app has no Apple key; 0 picks a free port.
+    public var apnsEmulatorPort: Int = 0
+    /// `apns.emulator-control-port`: when set, the emulator's control API (docs/apns-emulator.md:
+    /// what each device received) listens there on 127.0.0.1; 0 picks a free port.
+    public var apnsEmulatorControlPort: Int?
     /// `tls.certificate-chain-path` and `tls.private-key-path` (PEM): when both are set the
     /// listener speaks HTTPS/WSS itself; otherwise plain HTTP behind a TLS-terminating proxy.
     public var tlsCertificateChainPath: String?
@@ -101,6 +109,12 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             self[keyPath: value] = config.int(forKey: ConfigKey(key), default: self[keyPath: value])
             guard self[keyPath: value] >= 0 else { throw .invalid(key: key, "must not be negative (0 disables it)") }
         }
+        apnsEmulatorPort = config.int(forKey: "apns.emulator-port", default: apnsEmulatorPort)
+        guard (0...65535).contains(apnsEmulatorPort) else { throw .invalid(key: "apns.emulator-port", "must be 0-65535") }
+        apnsEmulatorControlPort = config.int(forKey: "apns.emulator-control-port")
+        if let port = apnsEmulatorControlPort, !(0...65535).contains(port) {
+            throw .invalid(key: "apns.emulator-control-port", "must be 0-65535")
+        }
         tlsCertificateChainPath = config.string(forKey: "tls.certificate-chain-path")
         tlsPrivateKeyPath = config.string(forKey: "tls.private-key-path")
         if (tlsCertificateChainPath == nil) != (tlsPrivateKeyPath == nil) {
@@ -150,10 +164,49 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             guard secret.utf8.count >= AppDeclaration.minimumSecretBytes else {
                 throw .invalid(key: "\(scope).user-token-secret", "must be at least \(AppDeclaration.minimumSecretBytes) bytes")
             }
-            apps.append(AppDeclaration(
-                id: id, bundleID: bundleID, teamID: teamID, environments: environments, userTokenSecret: secret))
+            var declaration = AppDeclaration(
+                id: id, bundleID: bundleID, teamID: teamID, environments: environments, userTokenSecret: secret)
+            declaration.apnsKeyPath = app.string(forKey: "apns.key-path")
+            declaration.apnsKeyID = app.string(forKey: "apns.key-id")
+            if (declaration.apnsKeyPath == nil) != (declaration.apnsKeyID == nil) {
+                throw .invalid(key: "\(scope).apns", "set both apns.key-path and apns.key-id, or neither (the emulator)")
+            }
+            declaration.delivery = try readDeliveryPolicy(app.scoped(to: "delivery"), scope: "\(scope).delivery")
+            apps.append(declaration)
         }
         return apps
+    }
+}
+
+extension BeckonServerConfiguration {
+    /// `apps.<id>.delivery.*`; each key falls back to `DeliveryPolicy`'s default.
+    static func readDeliveryPolicy(_ config: ConfigReader, scope: String) throws(BeckonConfigurationError) -> DeliveryPolicy {
+        var policy = DeliveryPolicy()
+        if let name = config.string(forKey: "strategy") {
+            guard let strategy = DeliveryStrategy(rawValue: name) else {
+                throw .invalid(key: "\(scope).strategy", "\"\(name)\" is not wake, service-extension, filtering or content")
+            }
+            policy.strategy = strategy
+        }
+        policy.backgroundPushesPerHour = config.int(forKey: "background-pushes-per-hour", default: policy.backgroundPushesPerHour)
+        guard policy.backgroundPushesPerHour >= 0 else {
+            throw .invalid(key: "\(scope).background-pushes-per-hour", "must not be negative")
+        }
+        for (key, path) in [
+            ("reconnect-window-seconds", \DeliveryPolicy.reconnectWindow),
+            ("repush-initial-delay-seconds", \DeliveryPolicy.repushInitialDelay),
+            ("call-ring-interval-seconds", \DeliveryPolicy.callRingInterval),
+            ("call-timeout-seconds", \DeliveryPolicy.callTimeout),
+        ] as [(String, WritableKeyPath<DeliveryPolicy, TimeInterval>)] {
+            // Whole seconds may be written as integers (JSON `30`), fractions as decimals.
+            let key = ConfigKey(key)
+            policy[keyPath: path] = config.double(forKey: key) ?? config.int(forKey: key).map(Double.init)
+                ?? policy[keyPath: path]
+            guard policy[keyPath: path] > 0 else { throw .invalid(key: "\(scope).\(key.description)", "must be positive") }
+        }
+        policy.repushLimit = config.int(forKey: "repush-limit", default: policy.repushLimit)
+        guard policy.repushLimit >= 0 else { throw .invalid(key: "\(scope).repush-limit", "must not be negative") }
+        return policy
     }
 }
 

@@ -94,4 +94,23 @@ public protocol BeckonStore: Sendable {
     /// Messages and calls in the user's mailbox that none of the user's devices has read, not
     /// expired. Receipts and custom messages do not count.
     func unreadCount(of user: UserRef) async throws -> Int
+
+    // MARK: Delivery (the planner's state and the push outbox)
+
+    /// The saved planner state of each device that has one.
+    func deliveryStates(_ devices: [DeviceRef]) async throws -> [DeviceRef: DeliveryState]
+    /// Devices whose planner must be woken at or before `date`, soonest first.
+    func dueDeliveryStates(before date: Date, limit: Int) async throws -> [DeviceRef]
+    /// Saves planner states, queues new pushes and records wake outcomes in one transaction.
+    func saveDelivery(_ batch: DeliveryBatch) async throws
+    /// Pending pushes whose next attempt is due, oldest first.
+    func pendingPushes(before date: Date, limit: Int) async throws -> [OutboxPush]
+    /// Records the result of an attempt: sent, failed for good, or to be retried at a time.
+    func completePush(id: String, result: PushAttemptResult) async throws
+    /// Flags a device whose pushes APNs refuses until it registers again (nil clears it).
+    func setPushProblem(_ device: DeviceRef, problem: String?) async throws
+    /// Counts and latencies of the app's pushes since `date`, for the delivery report.
+    func pushRecords(appID: String, since date: Date) async throws -> [PushRecord]
+    /// How many of the app's devices are unreachable now (rule 4).
+    func unreachableDeviceCount(appID: String) async throws -> Int
 }

@@ -19,6 +19,9 @@ public struct Device: Hashable, Sendable, Codable {
     public var appVersion: String?
     /// Whether a sync credential is currently issued (its hash is stored, never shown).
     public var hasCredential: Bool
+    /// Why APNs refuses this device's pushes until it registers again (`DeviceTokenNotForTopic`,
+    /// `TopicDisallowed`), or nil.
+    public var pushProblem: String?
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -36,6 +39,7 @@ public struct Device: Hashable, Sendable, Codable {
         locale: String? = nil,
         appVersion: String? = nil,
         hasCredential: Bool = false,
+        pushProblem: String? = nil,
         createdAt: Date,
         updatedAt: Date
     ) {
@@ -52,6 +56,7 @@ public struct Device: Hashable, Sendable, Codable {
         self.locale = locale
         self.appVersion = appVersion
         self.hasCredential = hasCredential
+        self.pushProblem = pushProblem
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }

@@ -64,6 +64,7 @@ extension SQLiteStore {
                         voip_token = excluded.voip_token, voip_token_registered_at = excluded.voip_token_registered_at,
                         capabilities = excluded.capabilities, locale = excluded.locale,
                         app_version = excluded.app_version, updated_at = excluded.updated_at,
+                        push_problem = NULL,
                         credential_id = CASE WHEN ? THEN NULL ELSE credential_id END,
                         credential_hash = CASE WHEN ? THEN NULL ELSE credential_hash END
                     """,

@@ -78,6 +78,7 @@ extension Device {
             locale: row["locale"],
             appVersion: row["app_version"],
             hasCredential: row["credential_hash"] as Data? != nil,
+            pushProblem: row["push_problem"],
             createdAt: row.date("created_at"),
             updatedAt: row.date("updated_at"))
     }

@@ -121,6 +121,52 @@ extension SQLiteStore {
                 """)
         }
 
+        migrator.registerMigration("v2-delivery") { db in
+            try db.execute(sql: """
+                -- The delivery planner's state per device (BeckonDelivery.DevicePlanner as JSON:
+                -- the store keeps it verbatim). Saved in the same transaction as the pushes it
+                -- decided, so a crash never leaves one without the other.
+                CREATE TABLE delivery_state (
+                    app_id TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    planner BLOB NOT NULL,
+                    next_deadline INTEGER,               -- when the planner must be woken
+                    unreachable INTEGER NOT NULL DEFAULT 0,
+                    updated_at INTEGER NOT NULL,
+                    PRIMARY KEY (app_id, device_id),
+                    FOREIGN KEY (app_id, device_id) REFERENCES device(app_id, id) ON DELETE CASCADE
+                );
+                CREATE INDEX delivery_state_deadline ON delivery_state(next_deadline)
+                    WHERE next_deadline IS NOT NULL;
+                -- Every push decided, written before it is sent (design rule 9): a pending row
+                -- is sent after a crash. Rows stay after sending as the record wake measurement
+                -- (rule 10) and the delivery report read.
+                CREATE TABLE push_outbox (
+                    id TEXT NOT NULL PRIMARY KEY,        -- the apns-id, lowercase UUID
+                    app_id TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    token_kind TEXT NOT NULL CHECK (token_kind IN ('remote', 'voip')),
+                    reason TEXT NOT NULL,
+                    strategy TEXT NOT NULL,
+                    push BLOB NOT NULL,                  -- JSON BeckonDelivery.PlannedPush
+                    message_count INTEGER NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'failed')),
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    sent_at INTEGER,
+                    status INTEGER,                      -- APNs' HTTP status of the last attempt
+                    apns_reason TEXT,
+                    wake TEXT CHECK (wake IN ('observed', 'missed')),
+                    wake_latency_ms INTEGER
+                );
+                CREATE INDEX push_outbox_pending ON push_outbox(next_attempt_at) WHERE state = 'pending';
+                CREATE INDEX push_outbox_app ON push_outbox(app_id, created_at);
+                -- Why APNs refuses the device's pushes for a reason the device must fix
+                -- (DeviceTokenNotForTopic, TopicDisallowed); cleared when it registers again.
+                ALTER TABLE device ADD COLUMN push_problem TEXT;
+                """)
+        }
         return migrator
     }()
 }

@@ -46,7 +46,13 @@ struct ServeCommand: AsyncParsableCommand {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         // Created on first start; the declared apps are saved into it before the listener opens.
         let store = try await BeckonHTTPServer.openStore(configuration: settings, logger: Logger(label: "beckon.store"))
-        let app = try BeckonHTTPServer.application(configuration: settings, store: store, metrics: registry, logger: logger)
+        let hub = SyncHub()
+        // With no Apple key for an app, this starts the built-in APNs emulator and says so.
+        let delivery = try await DeliveryService.start(
+            configuration: settings, store: store, logger: logger,
+            isConnected: { await hub.presence(of: $0)?.isConnected ?? false })
+        let app = try BeckonHTTPServer.application(
+            configuration: settings, store: store, metrics: registry, hub: hub, delivery: delivery, logger: logger)
         let services = ServiceGroup(configuration: .init(
             services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         logger.info("starting", metadata: [

@@ -48,4 +48,45 @@ import Testing
             try BeckonServerConfiguration(reading: Self.reader(["admin.token": "short"]))
         }
     }
+
+    @Test func anAppsAPNsKeyAndDeliveryDefaultsAreRead() throws {
+        let configuration = try BeckonServerConfiguration(reading: Self.reader([
+            "apps.ids": .init(.stringArray(["chat"]), isSecret: false),
+            "apps.chat.bundle-id": "com.example.chat", "apps.chat.team-id": "TEAM",
+            "apps.chat.user-token-secret": .init(.string(Self.secret), isSecret: true),
+            "apps.chat.apns.key-path": "/keys/AuthKey_ABC.p8", "apps.chat.apns.key-id": "ABC1234567",
+            "apps.chat.delivery.strategy": "service-extension",
+            "apps.chat.delivery.reconnect-window-seconds": 30,
+            "apps.chat.delivery.background-pushes-per-hour": 2,
+            "limits.messages-per-second": 500,
+        ]))
+        let app = try #require(configuration.apps.first)
+        #expect(app.apnsKeyPath == "/keys/AuthKey_ABC.p8")
+        #expect(app.apnsKeyID == "ABC1234567")
+        #expect(app.delivery.strategy == .serviceExtension)
+        #expect(app.delivery.reconnectWindow == 30)
+        #expect(app.delivery.backgroundPushesPerHour == 2)
+        #expect(app.delivery.callTimeout == 45)  // Unset: the default.
+        #expect(configuration.messagesPerSecond == 500)
+        #expect(configuration.registrationsPerMinute == 30)
+    }
+
+    @Test func badDeliverySettingsAreNamed() {
+        let base: [AbsoluteConfigKey: ConfigValue] = [
+            "apps.ids": .init(.stringArray(["chat"]), isSecret: false),
+            "apps.chat.bundle-id": "b", "apps.chat.team-id": "t",
+            "apps.chat.user-token-secret": .init(.string(Self.secret), isSecret: true),
+        ]
+        #expect(throws: BeckonConfigurationError.invalid(
+            key: "apps.chat.delivery.strategy", "\"shout\" is not wake, service-extension, filtering or content")
+        ) {
+            try BeckonServerConfiguration(reading: Self.reader(base.merging(["apps.chat.delivery.strategy": "shout"]) { $1 }))
+        }
+        #expect(throws: BeckonConfigurationError.self) {
+            try BeckonServerConfiguration(reading: Self.reader(base.merging(["apps.chat.apns.key-id": "ABC1234567"]) { $1 }))
+        }
+        #expect(throws: BeckonConfigurationError.self) {
+            try BeckonServerConfiguration(reading: Self.reader(base.merging(["limits.messages-per-second": -1]) { $1 }))
+        }
+    }
 }

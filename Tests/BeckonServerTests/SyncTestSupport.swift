@@ -17,9 +17,11 @@ struct SyncTestServer: Sendable {
     let port: Int
     let chatKey: String
     let group: ServiceGroup
+    /// The delivery planner and its in-process APNs emulator, when started (`delivery: true`).
+    let delivery: DeliveryService?
 
     static func with(
-        maxWindow: Int = 100, configure: (inout BeckonServerConfiguration) -> Void = { _ in },
+        maxWindow: Int = 100, delivery withDelivery: Bool = false, configure: (inout BeckonServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (SyncTestServer) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-sync-\(UUID().uuidString)")
@@ -38,15 +40,19 @@ struct SyncTestServer: Sendable {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "beckon.sync.test")
         logger.logLevel = .warning
+        let delivery = withDelivery ? try await DeliveryService.start(
+            configuration: configuration, store: store, logger: logger, tick: .milliseconds(20),
+            isConnected: { await hub.presence(of: $0)?.isConnected ?? false }) : nil
         let service = try BeckonHTTPServer.application(
-            configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), hub: hub, logger: logger,
-            onServerRunning: { port in portContinuation.yield(port) })
+            configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), hub: hub,
+            delivery: delivery, logger: logger, onServerRunning: { port in portContinuation.yield(port) })
         let group = ServiceGroup(configuration: .init(services: [service], logger: logger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else { throw FixtureError.unexpected("the server did not start") }
-            let server = SyncTestServer(store: store, hub: hub, port: port, chatKey: chatKey, group: group)
+            let server = SyncTestServer(
+                store: store, hub: hub, port: port, chatKey: chatKey, group: group, delivery: delivery)
             do {
                 try await body(server)
             } catch {

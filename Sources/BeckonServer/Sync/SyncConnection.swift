@@ -2,6 +2,7 @@ import BeckonStore
 import Foundation
 import HummingbirdWebSocket
 import Logging
+import NIOCore
 import NIOWebSocket
 
 /// The thin driver of one sync session: it feeds events (frames from the socket, wake-ups and
@@ -9,74 +10,91 @@ import NIOWebSocket
 /// performs the actions it returns: frames to write, store calls (whose results are fed back),
 /// the close.
 ///
-/// Two tasks per connection: one reads the socket and queues frames (at most
-/// `SyncLimits.maximumQueuedFrames`, beyond which the session is closed with 4029); the other
-/// is the loop below. Everything the session does happens in that loop, in order, so frames go
-/// out in sequence order without locks.
+/// The connection's own task (the one hummingbird-websocket runs the handler in) only reads the
+/// socket and queues frames in the session's inbox (`SyncSessionHandle`; at most
+/// `SyncLimits.maximumQueuedFrames`, beyond which the session is closed with 4029). Events are
+/// processed one at a time, in order, by a short-lived task that exists only while the inbox is
+/// not empty, so frames go out in sequence order without locks, and an idle session has no task
+/// of its own: a Swift task keeps the high-water mark of its async frames (the store calls,
+/// the writes) until it ends, which is most of an idle session's memory otherwise.
 enum SyncConnection {
     static func run(
         device: Device, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, gateway: SyncGateway,
-        logger: Logger
+        channel: (any Channel)?, logger: Logger
     ) async {
-        let (events, continuation) = AsyncStream.makeStream(of: SyncSessionHandle.Event.self)
-        let handle = SyncSessionHandle(
-            id: UUID().uuidString.lowercased(), device: device, connectedAt: gateway.now(), continuation: continuation)
-        var logger = logger
-        logger[metadataKey: "device"] = "\(device.ref)"
-        logger[metadataKey: "session"] = "\(handle.id)"
+        let id = UUID().uuidString.lowercased()
+        let limits = gateway.limits
+        let driver = Driver(
+            machine: SyncSessionStateMachine(sessionID: id, limits: limits.stateMachineLimits),
+            device: device.ref, user: device.user, outbound: outbound, store: gateway.store, hub: gateway.hub,
+            logger: logger)
+        let session = SyncSessionHandle(
+            id: id, device: device, connectedAt: gateway.now(), hub: gateway.hub, channel: channel,
+            closeTimeout: limits.closeTimeout, logger: logger, driver: driver)
 
-        guard await gateway.hub.register(handle) else {
+        guard await gateway.hub.register(session) else {
             try? await outbound.close(.goingAway, reason: "server shutting down")
             return
         }
-        var driver = Driver(
-            machine: SyncSessionStateMachine(sessionID: handle.id, limits: gateway.limits.stateMachineLimits),
-            handle: handle, outbound: outbound, store: gateway.store, hub: gateway.hub, logger: logger)
-        let limits = gateway.limits
+        await read(inbound, into: session, outbound: outbound, limits: limits)
+        session.inboundEnded()
+        await session.waitUntilDone()
+    }
 
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                do {
-                    reading: for try await message in inbound.messages(maxSize: limits.maximumFrameBytes) {
-                        switch message {
-                        case .text(let text):
-                            guard handle.frameArrived(text, limit: limits.maximumQueuedFrames) else {
-                                handle.close(.tooMany, reason: "too many frames", end: .overloaded)
-                                break reading
-                            }
-                        case .binary:
-                            handle.invalidFrame(.init(code: "malformed_frame", message: "frames are JSON in text messages"))
-                        }
+    /// Reads the device's messages into the session's inbox until the connection ends, the
+    /// device closes, or the inbox overflows (4029).
+    ///
+    /// Frames are collated into messages here rather than with `WebSocketInboundStream.messages`,
+    /// whose iterator adds two more async frames (over 3 KiB of task memory) to every idle
+    /// connection. Same rules: a continuation must follow an unfinished text or binary frame, and
+    /// a message over `maximumFrameBytes` closes the connection with 1009.
+    private static func read(
+        _ inbound: WebSocketInboundStream, into session: SyncSessionHandle, outbound: WebSocketOutboundWriter,
+        limits: SyncLimits
+    ) async {
+        var frames = inbound.makeAsyncIterator()
+        var partial: WebSocketDataFrame?
+        do {
+            while var frame = try await frames.next() {
+                if frame.opcode == .continuation {
+                    guard var message = partial else { return try await outbound.close(.protocolError, reason: nil) }
+                    guard message.data.readableBytes + frame.data.readableBytes <= limits.maximumFrameBytes else {
+                        return try await outbound.close(.messageTooLarge, reason: nil)
                     }
-                } catch {
-                    // A broken connection or a frame over the limit: the end of the inbound side.
+                    message.data.writeImmutableBuffer(frame.data)
+                    message.fin = frame.fin
+                    frame = message
+                    partial = nil
+                } else if partial != nil {
+                    return try await outbound.close(.protocolError, reason: nil)
                 }
-                handle.inboundEnded()
-            }
-
-            var end = SyncSessionEnd.dropped
-            for await event in events {
-                if let ended = await driver.handle(event) {
-                    end = ended
-                    break
+                guard frame.data.readableBytes <= limits.maximumFrameBytes else {
+                    return try await outbound.close(.messageTooLarge, reason: nil)
+                }
+                guard frame.fin else {
+                    partial = frame
+                    continue
+                }
+                switch frame.opcode {
+                case .text:
+                    guard session.frameArrived(String(buffer: frame.data), limit: limits.maximumQueuedFrames) else {
+                        session.close(.tooMany, reason: "too many frames", end: .overloaded)
+                        return
+                    }
+                default:
+                    session.invalidFrame(.init(code: "malformed_frame", message: "frames are JSON in text messages"))
                 }
             }
-            continuation.finish()
-            await gateway.hub.unregister(handle, end: end)
-            logger.debug("sync session ended", metadata: ["end": "\(end.rawValue)"])
-
-            // The device answers our close frame and the reader then ends by itself; do not
-            // wait for a peer that does not.
-            group.addTask { try? await Task.sleep(for: limits.closeTimeout) }
-            await group.next()
-            group.cancelAll()
+        } catch {
+            // A broken connection: the end of the inbound side.
         }
     }
 
     /// The loop's state: the machine and what its actions need.
-    struct Driver {
+    struct Driver: Sendable {
         var machine: SyncSessionStateMachine
-        let handle: SyncSessionHandle
+        let device: DeviceRef
+        let user: UserRef
         let outbound: WebSocketOutboundWriter
         let store: any BeckonStore
         let hub: SyncHub
@@ -87,7 +105,6 @@ enum SyncConnection {
             let actions: [SyncSessionStateMachine.Action]
             switch event {
             case .frame(let text):
-                handle.tookFrame()
                 switch SyncClientFrame.parse(text) {
                 case .success(let frame): actions = machine.receive(frame)
                 case .failure(let violation): actions = machine.receiveInvalid(violation)
@@ -95,7 +112,6 @@ enum SyncConnection {
             case .invalidFrame(let violation):
                 actions = machine.receiveInvalid(violation)
             case .newMessages:
-                handle.tookNewMessages()
                 actions = machine.newMessages()
             case .readElsewhere(let ids, let badge):
                 actions = machine.readElsewhere(ids: ids, badge: badge)
@@ -110,7 +126,6 @@ enum SyncConnection {
         private mutating func perform(_ initial: [SyncSessionStateMachine.Action]) async -> SyncSessionEnd? {
             var actions = initial
             var next = 0
-            let device = handle.device
             while next < actions.count {
                 let action = actions[next]
                 next += 1
@@ -119,17 +134,17 @@ enum SyncConnection {
                     case .send(let frame):
                         try await outbound.write(.text(frame.text))
                     case .loadLastSequence:
-                        actions += machine.started(lastSequence: try await store.lastSequence(of: device.user))
+                        actions += machine.started(lastSequence: try await store.lastSequence(of: user))
                     case .fetch(let after, let limit):
-                        actions += machine.fetched(try await store.messages(for: device.user, after: after, limit: limit))
+                        actions += machine.fetched(try await store.messages(for: user, after: after, limit: limit))
                     case .storeAck(let upTo):
-                        let cursor = try await store.ack(device: device.ref, upTo: upTo)
-                        await hub.recordAck(device.ref, upTo: cursor)
+                        let cursor = try await store.ack(device: device, upTo: upTo)
+                        await hub.recordAck(device, upTo: cursor)
                     case .markRead(let ids):
-                        let newlyRead = try await store.markRead(device: device.ref, messageIDs: ids)
+                        let newlyRead = try await store.markRead(device: device, messageIDs: ids)
                         if !newlyRead.isEmpty {
-                            let badge = try await store.unreadCount(of: device.user)
-                            await hub.readElsewhere(user: device.user, except: device.ref, ids: newlyRead, badge: badge)
+                            let badge = try await store.unreadCount(of: user)
+                            await hub.readElsewhere(user: user, except: device, ids: newlyRead, badge: badge)
                         }
                     case .close(let code, let reason, let end):
                         try? await outbound.close(WebSocketErrorCode(codeNumber: Int(code.rawValue)), reason: reason)
@@ -141,7 +156,9 @@ enum SyncConnection {
                         return machine.connectionEnded()
                     }
                     // The store failed: end the session; the device reconnects and resumes.
-                    logger.error("sync session store failure", metadata: ["error": "\(error)"])
+                    logger.error("sync session store failure", metadata: [
+                        "device": "\(device)", "session": "\(machine.sessionID)", "error": "\(error)",
+                    ])
                     try? await outbound.close(.unexpectedServerError, reason: "internal error")
                     _ = machine.close(.internalError, reason: "internal error", end: .serverError)
                     return .serverError

@@ -2,6 +2,7 @@ import BeckonStore
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
+import NIOCore
 
 /// The limits of the sync gateway, each explicit (docs/sync-protocol.md, "Limits").
 public struct SyncLimits: Sendable, Equatable {
@@ -54,7 +55,8 @@ public struct SyncLimits: Sendable, Equatable {
     public var webSocketConfiguration: WebSocketServerConfiguration {
         WebSocketServerConfiguration(
             maxFrameSize: max(maximumFrameBytes, maximumOutboundFrameBytes),
-            autoPing: pingInterval.map { .enabled(timePeriod: $0) } ?? .disabled)
+            autoPing: pingInterval.map { .enabled(timePeriod: $0) } ?? .disabled,
+            closeTimeout: closeTimeout)
     }
 }
 
@@ -63,12 +65,30 @@ public struct SyncLimits: Sendable, Equatable {
 public struct SyncRequestContext: RequestContext, WebSocketRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let webSocket: WebSocketHandlerReference<Self>
-    var device: Device?
+    /// The connection and, once `SyncAuthenticationMiddleware` has run, the device. A reference:
+    /// hummingbird-websocket keeps copies of this context in the closures and async frames of
+    /// every connection's task for as long as the connection lives, so its size counts per
+    /// idle session (a `Device` inline is about 200 bytes).
+    var upgrade: SyncUpgrade
+
+    var device: Device? { upgrade.device }
 
     public init(source: Source) {
         self.coreContext = .init(source: source)
         self.webSocket = .init()
-        self.device = nil
+        self.upgrade = SyncUpgrade(channel: source.channel, device: nil)
+    }
+}
+
+/// What the upgrade request carries to the session: its connection and authenticated device.
+final class SyncUpgrade: Sendable {
+    /// The connection, which the session closes if the device does not answer its close frame.
+    let channel: any Channel
+    let device: Device?
+
+    init(channel: any Channel, device: Device?) {
+        self.channel = channel
+        self.device = device
     }
 }
 
@@ -107,7 +127,8 @@ public struct SyncGateway: Sendable {
         } onUpgrade: { inbound, outbound, context in
             guard let device = context.requestContext.device else { return }
             await SyncConnection.run(
-                device: device, inbound: inbound, outbound: outbound, gateway: self, logger: context.logger)
+                device: device, inbound: inbound, outbound: outbound, gateway: self,
+                channel: context.requestContext.upgrade.channel, logger: context.logger)
         }
         return router
     }
@@ -126,7 +147,7 @@ struct SyncAuthenticationMiddleware: RouterMiddleware {
             return Response(status: .unauthorized)
         }
         var context = context
-        context.device = device
+        context.upgrade = SyncUpgrade(channel: context.upgrade.channel, device: device)
         return try await next(request, context)
     }
 }

@@ -1,5 +1,7 @@
 import BeckonStore
 import Foundation
+import Logging
+import NIOCore
 import ServiceLifecycle
 import Synchronization
 
@@ -21,8 +23,16 @@ public struct SyncPresence: Sendable, Equatable {
     public var isConnected: Bool { connectedSince != nil }
 }
 
-/// One live session as the hub sees it: a handle to post events into its connection's loop.
-/// The loop (`SyncConnection`) owns the state machine; the handle only queues events.
+/// One live session: its identity, as the hub sees it, and its inbox. Events (frames from the
+/// socket, wake-ups and "read elsewhere" from the hub, closes) are queued here and processed one
+/// at a time, in order, by `SyncConnection.Driver`, which owns the state machine.
+///
+/// No task waits on an idle session's inbox: the driver is parked in the inbox while there is
+/// nothing to do, and the first event queued takes it out and starts a short-lived task that
+/// processes events until the inbox is empty again, then parks the driver and ends. A Swift task
+/// keeps every slab of async frames it ever used until it ends, so a long-lived task per session
+/// that once ran the store calls of `hello` would hold that memory for the life of the
+/// connection (see `SyncConnection`).
 final class SyncSessionHandle: Sendable {
     enum Event: Sendable {
         case frame(String)
@@ -33,55 +43,179 @@ final class SyncSessionHandle: Sendable {
         case inboundEnded
     }
 
-    let id: String
-    let device: Device
-    let connectedAt: Date
-    private let continuation: AsyncStream<Event>.Continuation
-    /// Coalesces wake-ups: one `newMessages` waits in the queue at most.
-    private let wakeQueued = Mutex(false)
-    /// Frames read from the socket and not yet processed (4029 past the limit).
-    private let framesQueued = Mutex(0)
-
-    init(id: String, device: Device, connectedAt: Date, continuation: AsyncStream<Event>.Continuation) {
-        self.id = id
-        self.device = device
-        self.connectedAt = connectedAt
-        self.continuation = continuation
+    private struct Inbox: Sendable {
+        /// Events not yet processed, in order.
+        var events: [Event] = []
+        /// `frame` events among `events` (4029 past the limit).
+        var framesQueued = 0
+        /// Coalesces wake-ups: one `newMessages` waits in the queue at most.
+        var wakeQueued = false
+        /// The driver while no task processes events; nil while one does, and once closed.
+        var driver: SyncConnection.Driver?
+        /// The session ended: events are no longer queued.
+        var closed = false
+        /// The connection's reader has stopped.
+        var inboundEnded = false
+        /// The session ended and left the hub.
+        var done = false
+        var doneWaiter: CheckedContinuation<Void, Never>?
     }
+
+    let id: String
+    let ref: DeviceRef
+    let user: UserRef
+    let connectedAt: Date
+    private let hub: SyncHub
+    /// Closed `closeTimeout` after the session ends, if the device has not answered the close
+    /// frame by then (the reader ends with the connection).
+    private let channel: (any Channel)?
+    private let closeTimeout: Duration
+    private let logger: Logger
+    private let inbox: Mutex<Inbox>
+
+    init(
+        id: String, device: Device, connectedAt: Date, hub: SyncHub, channel: (any Channel)?, closeTimeout: Duration,
+        logger: Logger, driver: SyncConnection.Driver
+    ) {
+        self.id = id
+        self.ref = device.ref
+        self.user = device.user
+        self.connectedAt = connectedAt
+        self.hub = hub
+        self.channel = channel
+        self.closeTimeout = closeTimeout
+        self.logger = logger
+        self.inbox = Mutex(Inbox(driver: driver))
+    }
+
+    // MARK: Posting events
 
     func newMessages() {
-        let alreadyQueued = wakeQueued.withLock { queued in
-            defer { queued = true }
-            return queued
-        }
-        if !alreadyQueued { continuation.yield(.newMessages) }
-    }
-
-    /// Called by the loop when it takes `newMessages` from the queue.
-    func tookNewMessages() { wakeQueued.withLock { $0 = false } }
-
-    func readElsewhere(ids: [String], badge: Int) { continuation.yield(.readElsewhere(ids: ids, badge: badge)) }
-
-    func close(_ code: SyncCloseCode, reason: String, end: SyncSessionEnd) {
-        continuation.yield(.close(code, reason: reason, end: end))
-    }
-
-    /// Queues a frame from the device; false if more than `limit` are already waiting.
-    func frameArrived(_ text: String, limit: Int) -> Bool {
-        let accepted = framesQueued.withLock { count in
-            guard count < limit else { return false }
-            count += 1
+        post { inbox in
+            guard !inbox.wakeQueued else { return false }
+            inbox.wakeQueued = true
+            inbox.events.append(.newMessages)
             return true
         }
-        if accepted { continuation.yield(.frame(text)) }
+    }
+
+    func readElsewhere(ids: [String], badge: Int) { post(.readElsewhere(ids: ids, badge: badge)) }
+
+    func close(_ code: SyncCloseCode, reason: String, end: SyncSessionEnd) {
+        post(.close(code, reason: reason, end: end))
+    }
+
+    /// Queues a frame from the device; false if `limit` frames are already waiting.
+    func frameArrived(_ text: String, limit: Int) -> Bool {
+        var accepted = true
+        post { inbox in
+            guard inbox.framesQueued < limit else {
+                accepted = false
+                return false
+            }
+            inbox.framesQueued += 1
+            inbox.events.append(.frame(text))
+            return true
+        }
         return accepted
     }
 
-    func tookFrame() { framesQueued.withLock { $0 -= 1 } }
+    func invalidFrame(_ violation: SyncProtocolViolation) { post(.invalidFrame(violation)) }
 
-    func invalidFrame(_ violation: SyncProtocolViolation) { continuation.yield(.invalidFrame(violation)) }
+    /// The connection's reader stopped (the device closed, the connection dropped, or the
+    /// session was closed and the device answered).
+    func inboundEnded() {
+        post { inbox in
+            inbox.inboundEnded = true
+            inbox.events.append(.inboundEnded)
+            return true
+        }
+    }
 
-    func inboundEnded() { continuation.yield(.inboundEnded) }
+    /// Returns once the session has ended and left the hub.
+    func waitUntilDone() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = inbox.withLock { inbox in
+                if inbox.done { return true }
+                inbox.doneWaiter = continuation
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func post(_ event: Event) {
+        post { inbox in
+            inbox.events.append(event)
+            return true
+        }
+    }
+
+    /// Runs `enqueue` on the inbox unless the session is closed; if it queued something and no
+    /// task is processing events, starts one.
+    private func post(_ enqueue: (inout Inbox) -> Bool) {
+        let driver: SyncConnection.Driver? = inbox.withLock { inbox in
+            guard !inbox.closed, enqueue(&inbox) else { return nil }
+            let driver = inbox.driver
+            inbox.driver = nil
+            return driver
+        }
+        if let driver {
+            // Detached: the session's work belongs to no caller (a hub wake-up comes from an
+            // HTTP request's task), and inherits neither its task-locals nor its priority.
+            Task.detached { await self.process(driver) }
+        }
+    }
+
+    // MARK: Processing
+
+    /// Processes events until the inbox is empty (the driver is parked again) or the session ends.
+    private func process(_ driver: SyncConnection.Driver) async {
+        var driver = driver
+        while true {
+            let next: Event? = inbox.withLock { inbox in
+                guard !inbox.events.isEmpty else {
+                    inbox.driver = driver
+                    return nil
+                }
+                let event = inbox.events.removeFirst()
+                // Give the storage back: an idle session keeps no buffer.
+                if inbox.events.isEmpty { inbox.events = [] }
+                switch event {
+                case .frame: inbox.framesQueued -= 1
+                case .newMessages: inbox.wakeQueued = false
+                default: break
+                }
+                return event
+            }
+            guard let event = next else { return }
+            if let end = await driver.handle(event) {
+                await finish(end)
+                return
+            }
+        }
+    }
+
+    private func finish(_ end: SyncSessionEnd) async {
+        let readerRunning = inbox.withLock { inbox in
+            inbox.closed = true
+            inbox.events = []
+            return !inbox.inboundEnded
+        }
+        await hub.unregister(self, end: end)
+        logger.debug("sync session ended", metadata: ["device": "\(ref)", "session": "\(id)", "end": "\(end.rawValue)"])
+        if readerRunning, let channel {
+            // The device answers our close frame and the reader then ends by itself; do not
+            // wait longer for a peer that does not.
+            channel.eventLoop.scheduleTask(in: TimeAmount(closeTimeout)) { channel.close(promise: nil) }
+        }
+        let waiter = inbox.withLock { inbox in
+            inbox.done = true
+            defer { inbox.doneWaiter = nil }
+            return inbox.doneWaiter
+        }
+        waiter?.resume()
+    }
 }
 
 /// The live sync sessions of this server process, by device and by user, and the devices'
@@ -99,6 +233,7 @@ public actor SyncHub: Service {
     private var shuttingDown = false
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     private let now: @Sendable () -> Date
+    private let observers = Mutex<[@Sendable (DeliveryEvent) -> Void]>([])
 
     public init(now: @escaping @Sendable () -> Date = { Date() }) {
         self.now = now
@@ -108,6 +243,16 @@ public actor SyncHub: Service {
 
     /// The device's presence on this node; nil if it never connected since the start.
     public func presence(of device: DeviceRef) -> SyncPresence? { presenceByDevice[device] }
+
+    /// Calls `observer` with every session event (connected, disconnected, acknowledged, read):
+    /// the delivery planner's input. Observers must not block; they run on the hub.
+    nonisolated func observe(_ observer: @escaping @Sendable (DeliveryEvent) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    private func emit(_ event: DeliveryEvent) {
+        for observer in observers.withLock({ $0 }) { observer(event) }
+    }
 
     /// How many sessions are live.
     public var sessionCount: Int { sessionsByDevice.count }
@@ -150,27 +295,30 @@ public actor SyncHub: Service {
     /// 4001. Returns false while the server is shutting down.
     func register(_ session: SyncSessionHandle) -> Bool {
         guard !shuttingDown else { return false }
-        let ref = session.device.ref
+        let ref = session.ref
         if let previous = sessionsByDevice[ref] {
             previous.close(.replaced, reason: "replaced by a newer session", end: .replaced)
             record(end: .replaced, of: ref)
+            emit(.disconnected(ref, clean: false, at: now()))
         }
         sessionsByDevice[ref] = session
-        devicesByUser[session.device.user, default: []].insert(ref)
+        devicesByUser[session.user, default: []].insert(ref)
         presenceByDevice[ref, default: SyncPresence()].connectedSince = session.connectedAt
+        emit(.connected(ref, at: session.connectedAt))
         return true
     }
 
     /// The session ended. Presence is updated only if it is still the device's current session
     /// (a replaced session's end was recorded when it was replaced).
     func unregister(_ session: SyncSessionHandle, end: SyncSessionEnd) {
-        let ref = session.device.ref
+        let ref = session.ref
         guard sessionsByDevice[ref] === session else { return }
         sessionsByDevice[ref] = nil
-        devicesByUser[session.device.user]?.remove(ref)
-        if devicesByUser[session.device.user]?.isEmpty == true { devicesByUser[session.device.user] = nil }
+        devicesByUser[session.user]?.remove(ref)
+        if devicesByUser[session.user]?.isEmpty == true { devicesByUser[session.user] = nil }
         record(end: end, of: ref)
         presenceByDevice[ref]?.connectedSince = nil
+        emit(.disconnected(ref, clean: end == .clean, at: now()))
         if sessionsByDevice.isEmpty {
             let waiters = idleWaiters
             idleWaiters = []
@@ -183,10 +331,12 @@ public actor SyncHub: Service {
         presence.lastAck = max(presence.lastAck ?? 0, sequence)
         presence.lastAckAt = now()
         presenceByDevice[device] = presence
+        emit(.acknowledged(device, at: presence.lastAckAt ?? now()))
     }
 
     /// Tells the user's other live sessions that `ids` were read (design rule 7).
     func readElsewhere(user: UserRef, except device: DeviceRef, ids: [String], badge: Int) {
+        emit(.read(user: user, by: device, ids: ids, at: now()))
         for other in devicesByUser[user] ?? [] where other != device {
             sessionsByDevice[other]?.readElsewhere(ids: ids, badge: badge)
         }

@@ -1,0 +1,23 @@
+import BeckonStore
+import Foundation
+import Hummingbird
+
+extension BeckonAPI {
+    /// `GET /v1/delivery/report?sinceSeconds=N`: the wake figures of the key's app over the last
+    /// N seconds (default a day, at most 30 days): what each kind of push achieved (design rule 10).
+    func deliveryReport(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let key = try await authenticateAPIKey(request)
+        var window: TimeInterval = 86_400
+        if let text = request.uri.queryParameters["sinceSeconds"] {
+            guard let seconds = Int(text), (1...30 * 86_400).contains(seconds) else {
+                throw APIError.invalidField("sinceSeconds", "must be a whole number of seconds from 1 to 2592000 (30 days)")
+            }
+            window = TimeInterval(seconds)
+        }
+        let since = now().addingTimeInterval(-window)
+        let report = DeliveryReport(
+            appID: key.appID, since: since, records: try await store.pushRecords(appID: key.appID, since: since),
+            unreachableDevices: try await store.unreachableDeviceCount(appID: key.appID))
+        return Self.json(.ok, report)
+    }
+}

@@ -1,0 +1,127 @@
+import BeckonDelivery
+import BeckonStore
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+
+/// Runs the delivery planner (BeckonDelivery.DevicePlanner) for every device: feeds it the
+/// server's events, wakes it at its deadlines, and saves its state together with the pushes it
+/// decided, in one transaction, before `PushDispatcher` sends them (design rule 9).
+///
+/// Events are taken in batches: the states of the devices a batch touches are read at once,
+/// every event is applied in arrival order, and the whole batch is saved in one commit. One
+/// driver per node; the state lives in the database, so another node (or this one after a
+/// restart) continues where it stopped.
+final class DeliveryDriver: Service, Sendable {
+    let store: any BeckonStore
+    let policies: [String: DeliveryPolicy]
+    let dispatcher: PushDispatcher
+    let metrics: DeliveryMetrics
+    let logger: Logger
+    let now: @Sendable () -> Date
+    /// How often due planners are looked for; deadlines are met to within it.
+    let tick: Duration
+    /// Most events planned in one transaction.
+    let batchSize = 512
+    /// Whether a device has a live sync session on this node: the truth about "connected",
+    /// which a planner saved before a crash may not know.
+    let isConnected: @Sendable (DeviceRef) async -> Bool
+
+    private let events: AsyncStream<DeliveryEvent>
+    private let continuation: AsyncStream<DeliveryEvent>.Continuation
+    private let backlog = NIOLockedValueBox(0)
+
+    init(
+        store: any BeckonStore, policies: [String: DeliveryPolicy], dispatcher: PushDispatcher, metrics: DeliveryMetrics,
+        tick: Duration = .seconds(1), logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
+        isConnected: @escaping @Sendable (DeviceRef) async -> Bool
+    ) {
+        self.store = store
+        self.policies = policies
+        self.dispatcher = dispatcher
+        self.metrics = metrics
+        self.tick = tick
+        self.logger = logger
+        self.now = now
+        self.isConnected = isConnected
+        (events, continuation) = AsyncStream.makeStream(of: DeliveryEvent.self)
+    }
+
+    /// Queues an event; never blocks the caller (an HTTP handler, a sync session).
+    func submit(_ event: DeliveryEvent) {
+        metrics.queued(backlog.withLockedValue { $0 += 1; return $0 })
+        continuation.yield(event)
+    }
+
+    func run() async throws {
+        try await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.planEvents() }
+                group.addTask { await self.wakeDuePlanners() }
+                group.addTask { await self.dispatcher.run() }
+                await group.next()
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            self.continuation.finish()
+        }
+    }
+
+    // MARK: Loops
+
+    private func planEvents() async {
+        var iterator = events.makeAsyncIterator()
+        while let first = await iterator.next() {
+            var batch = [first]
+            // Take what is already queued, without waiting, up to a batch.
+            while batch.count < batchSize, backlog.withLockedValue({ $0 }) > batch.count, let next = await iterator.next() {
+                batch.append(next)
+            }
+            metrics.queued(backlog.withLockedValue { $0 -= batch.count; return $0 })
+            await plan(batch)
+        }
+    }
+
+    private func wakeDuePlanners() async {
+        while !Task.isCancelled {
+            do {
+                let due = try await store.dueDeliveryStates(before: now(), limit: batchSize)
+                if !due.isEmpty { await planDeadlines(due) }
+                if due.count < batchSize { try await Task.sleep(for: tick) }
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.error("reading due planners failed", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: tick)
+            }
+        }
+    }
+
+    // MARK: Planning
+
+    /// One batch of events: load, apply, save, hand the pushes to the dispatcher.
+    func plan(_ batch: [DeliveryEvent]) async {
+        do {
+            var step = try await PlanningStep(driver: self, devicesFor: batch)
+            for event in batch { try await step.apply(event) }
+            try await step.save()
+        } catch {
+            // The messages are in the mailbox whatever happens here; the device syncs them when
+            // it next connects. Only the push for them is lost, and said so.
+            logger.error("planning failed", metadata: ["error": "\(error)", "events": "\(batch.count)"])
+        }
+    }
+
+    func planDeadlines(_ devices: [DeviceRef]) async {
+        do {
+            var step = try await PlanningStep(driver: self, devices: devices)
+            for device in devices { try await step.deadline(device) }
+            try await step.save()
+        } catch {
+            logger.error("planning deadlines failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func policy(for appID: String) -> DeliveryPolicy { policies[appID] ?? DeliveryPolicy() }
+}

@@ -1,0 +1,19 @@
+import BeckonStore
+import Foundation
+
+/// What the delivery driver hears from the rest of the server. Each becomes one or more
+/// `DevicePlanner` transitions.
+enum DeliveryEvent: Sendable {
+    /// A new (not duplicate) message is durable in these users' mailboxes.
+    case messageAppended(Message, users: [UserRef])
+    /// A sync session opened.
+    case connected(DeviceRef, at: Date)
+    /// A sync session ended; `clean` when the device said `bye`.
+    case disconnected(DeviceRef, clean: Bool, at: Date)
+    /// The device acknowledged messages (it may have more left).
+    case acknowledged(DeviceRef, at: Date)
+    /// The device read messages that were unread for its user (design rule 7).
+    case read(user: UserRef, by: DeviceRef, ids: [String], at: Date)
+    /// APNs refused a push for good: it proves nothing about the app (no wake measured).
+    case pushFailed(DeviceRef, pushID: UUID, at: Date)
+}

@@ -1,0 +1,179 @@
+import BeckonDelivery
+import BeckonStore
+import Foundation
+
+/// One transaction's worth of planning: the devices and planner states a batch of events
+/// touches, read up front; each event applied in order; then states, pushes and wake outcomes
+/// saved together.
+struct PlanningStep {
+    let driver: DeliveryDriver
+    let now: Date
+    private var devices: [DeviceRef: Device] = [:]
+    private var devicesOfUser: [UserRef: [DeviceRef]] = [:]
+    private var planners: [DeviceRef: DevicePlanner] = [:]
+    private var changed: Set<DeviceRef> = []
+    private var unread: [UserRef: Int] = [:]
+    private var batch = DeliveryBatch()
+
+    init(driver: DeliveryDriver, devicesFor events: [DeliveryEvent]) async throws {
+        self.driver = driver
+        self.now = driver.now()
+        var users: Set<UserRef> = []
+        var single: Set<DeviceRef> = []
+        for event in events {
+            switch event {
+            case .messageAppended(_, let recipients): users.formUnion(recipients)
+            case .read(let user, _, _, _): users.insert(user)
+            case .connected(let device, _), .disconnected(let device, _, _), .acknowledged(let device, _),
+                .pushFailed(let device, _, _):
+                single.insert(device)
+            }
+        }
+        for user in users {
+            let found = try await driver.store.devices(of: user)
+            devicesOfUser[user] = found.map(\.ref)
+            for device in found { devices[device.ref] = device }
+        }
+        for ref in single where devices[ref] == nil {
+            devices[ref] = try await driver.store.device(ref)
+        }
+        try await loadStates()
+    }
+
+    init(driver: DeliveryDriver, devices refs: [DeviceRef]) async throws {
+        self.driver = driver
+        self.now = driver.now()
+        for ref in refs { devices[ref] = try await driver.store.device(ref) }
+        try await loadStates()
+    }
+
+    /// Reads the saved planners. A planner that believes its device connected while this node
+    /// has no session for it was saved before a restart (or the session's end is still queued):
+    /// it is told of the drop first, so it does not stay silent for a device that is gone.
+    private mutating func loadStates() async throws {
+        let saved = try await driver.store.deliveryStates(Array(devices.keys))
+        let decoder = JSONDecoder()
+        for ref in devices.keys {
+            var planner = try saved[ref].map { try decoder.decode(DevicePlanner.self, from: $0.planner) }
+                ?? DevicePlanner(policy: driver.policy(for: ref.appID))
+            planner.policy = driver.policy(for: ref.appID)  // The configuration may have changed.
+            if planner.isConnected, await !driver.isConnected(ref) {
+                _ = planner.disconnected(now: now, unackedMessageIDs: [], clean: false)
+                changed.insert(ref)
+            }
+            planners[ref] = planner
+        }
+    }
+
+    // MARK: Events
+
+    mutating func apply(_ event: DeliveryEvent) async throws {
+        let now = self.now
+        switch event {
+        case .messageAppended(let message, let users):
+            for user in users {
+                let unreadCount = try await unreadCount(of: user)
+                let planned = PlannedMessage(message, unreadCount: unreadCount)
+                for ref in devicesOfUser[user] ?? [] {
+                    try transition(ref) { planner, device in
+                        planner.messageArrived(planned, device: PlannerDevice(device), now: now)
+                    }
+                }
+            }
+        case .connected(let ref, _):
+            try transition(ref) { planner, _ in planner.connected(now: now) }
+        case .disconnected(let ref, let clean, _):
+            let unacked = clean ? [] : try await unackedMessageIDs(of: ref)
+            try transition(ref) { planner, _ in
+                planner.disconnected(now: now, unackedMessageIDs: unacked, clean: clean)
+            }
+        case .acknowledged(let ref, _):
+            let remaining = try await unackedMessageIDs(of: ref)
+            try transition(ref) { planner, _ in planner.acknowledged(remainingUnackedIDs: remaining, now: now) }
+        case .read(let user, let reader, let ids, _):
+            unread[user] = nil  // Reads change it.
+            let unreadCount = try await unreadCount(of: user)
+            for ref in devicesOfUser[user] ?? [] where ref != reader {
+                try transition(ref) { planner, device in
+                    planner.readElsewhere(messageIDs: ids, unreadCount: unreadCount, device: PlannerDevice(device), now: now)
+                }
+            }
+        case .pushFailed(let ref, let pushID, _):
+            try transition(ref) { planner, _ in planner.pushFailed(pushID: pushID, now: now) }
+        }
+    }
+
+    mutating func deadline(_ ref: DeviceRef) async throws {
+        let now = self.now
+        try transition(ref) { planner, device in planner.deadlineReached(device: PlannerDevice(device), now: now) }
+    }
+
+    /// Runs one planner transition for a device that still exists and records its actions.
+    private mutating func transition(
+        _ ref: DeviceRef, _ body: (inout DevicePlanner, Device) throws -> [PlannerAction]
+    ) rethrows {
+        guard let device = devices[ref], var planner = planners[ref] else { return }
+        let actions = try body(&planner, device)
+        planners[ref] = planner
+        changed.insert(ref)
+        record(actions, for: ref)
+    }
+
+    private mutating func record(_ actions: [PlannerAction], for ref: DeviceRef) {
+        let metrics = driver.metrics
+        for action in actions {
+            switch action {
+            case .send(let push):
+                guard let encoded = try? JSONEncoder().encode(push) else { continue }
+                batch.pushes.append(OutboxPush(
+                    id: push.id.uuidString.lowercased(), device: ref, tokenKind: push.token, reason: push.reason.rawValue,
+                    strategy: push.strategy.rawValue, push: encoded, messageCount: push.messageIDs.count, createdAt: now))
+                metrics.decided(push)
+            case .wakeObserved(let pushID, let reason, let strategy, let latency):
+                batch.wakes.append(WakeOutcome(pushID: pushID.uuidString.lowercased(), latency: latency))
+                metrics.wake(observed: latency, reason: reason, strategy: strategy)
+            case .wakeMissed(let pushID, let reason, let strategy):
+                batch.wakes.append(WakeOutcome(pushID: pushID.uuidString.lowercased(), latency: nil))
+                metrics.wake(observed: nil, reason: reason, strategy: strategy)
+            case .becameUnreachable:
+                metrics.escalated()
+                driver.logger.info("device unreachable after a missed wake; alerting until it connects", metadata: [
+                    "device": "\(ref)"
+                ])
+            case .becameReachable:
+                break
+            }
+        }
+    }
+
+    // MARK: Saving
+
+    mutating func save() async throws {
+        let encoder = JSONEncoder()
+        for ref in changed {
+            guard let planner = planners[ref] else { continue }
+            batch.states.append(DeliveryState(
+                device: ref, planner: try encoder.encode(planner), nextDeadline: planner.nextDeadline,
+                unreachable: planner.isUnreachable))
+        }
+        try await driver.store.saveDelivery(batch)
+        if !batch.pushes.isEmpty { driver.dispatcher.wake() }
+    }
+
+    // MARK: Reads
+
+    private mutating func unreadCount(of user: UserRef) async throws -> Int {
+        if let count = unread[user] { return count }
+        let count = try await driver.store.unreadCount(of: user)
+        unread[user] = count
+        return count
+    }
+
+    /// The messages after the device's cursor, newest last: what a re-push is for (rule 5).
+    private func unackedMessageIDs(of ref: DeviceRef) async throws -> [String] {
+        guard let device = devices[ref] else { return [] }
+        let cursor = try await driver.store.cursor(device: ref)
+        let limit = driver.policy(for: ref.appID).maximumIDsPerPush
+        return try await driver.store.messages(for: device.user, after: cursor, limit: limit).map(\.message.id)
+    }
+}

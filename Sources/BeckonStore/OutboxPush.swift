@@ -1,0 +1,95 @@
+import Foundation
+
+/// A push in the outbox: decided by the planner, written before it is sent (design rule 9).
+public struct OutboxPush: Hashable, Sendable {
+    /// The apns-id, a lowercase UUID: the same on every attempt.
+    public var id: String
+    public var device: DeviceRef
+    public var tokenKind: PushTokenKind
+    /// Why it was decided (BeckonDelivery.PushReason) and under which strategy: the wake
+    /// report's dimensions.
+    public var reason: String
+    public var strategy: String
+    /// BeckonDelivery.PlannedPush as JSON.
+    public var push: Data
+    public var messageCount: Int
+    public var attempts: Int
+    public var createdAt: Date
+
+    public init(
+        id: String, device: DeviceRef, tokenKind: PushTokenKind, reason: String, strategy: String, push: Data,
+        messageCount: Int, attempts: Int = 0, createdAt: Date
+    ) {
+        self.id = id
+        self.device = device
+        self.tokenKind = tokenKind
+        self.reason = reason
+        self.strategy = strategy
+        self.push = push
+        self.messageCount = messageCount
+        self.attempts = attempts
+        self.createdAt = createdAt
+    }
+}
+
+/// What one attempt at sending an outbox push came to.
+public enum PushAttemptResult: Hashable, Sendable {
+    /// APNs accepted it (200).
+    case sent(at: Date)
+    /// APNs refused it for good, or it expired: `status` 0 when there was no answer.
+    case failed(status: Int, reason: String?, at: Date)
+    /// No answer, or a 429/5xx after the client's own retries: try again at `nextAttempt`.
+    case retry(status: Int, reason: String?, nextAttempt: Date)
+}
+
+/// Whether the device connected after a push (rule 10): observed with its latency, or missed.
+public struct WakeOutcome: Hashable, Sendable {
+    public var pushID: String
+    /// The latency when the device connected; nil when the reconnect window passed without it.
+    public var latency: TimeInterval?
+
+    public init(pushID: String, latency: TimeInterval?) {
+        self.pushID = pushID
+        self.latency = latency
+    }
+}
+
+/// What the planner decided in one step, saved in one transaction.
+public struct DeliveryBatch: Sendable {
+    public var states: [DeliveryState] = []
+    public var pushes: [OutboxPush] = []
+    public var wakes: [WakeOutcome] = []
+
+    public init(states: [DeliveryState] = [], pushes: [OutboxPush] = [], wakes: [WakeOutcome] = []) {
+        self.states = states
+        self.pushes = pushes
+        self.wakes = wakes
+    }
+
+    public var isEmpty: Bool { states.isEmpty && pushes.isEmpty && wakes.isEmpty }
+}
+
+/// One push as the delivery report sees it.
+public struct PushRecord: Hashable, Sendable {
+    public var reason: String
+    public var strategy: String
+    public var state: String
+    public var status: Int?
+    public var messageCount: Int
+    /// "observed", "missed" or nil (not measured yet, or not a push that waits for the app).
+    public var wake: String?
+    public var wakeLatency: TimeInterval?
+
+    public init(
+        reason: String, strategy: String, state: String, status: Int?, messageCount: Int, wake: String?,
+        wakeLatency: TimeInterval?
+    ) {
+        self.reason = reason
+        self.strategy = strategy
+        self.state = state
+        self.status = status
+        self.messageCount = messageCount
+        self.wake = wake
+        self.wakeLatency = wakeLatency
+    }
+}

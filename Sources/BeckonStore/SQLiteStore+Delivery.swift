@@ -1,0 +1,156 @@
+import Foundation
+import GRDB
+
+extension SQLiteStore {
+    public func deliveryStates(_ devices: [DeviceRef]) async throws -> [DeviceRef: DeliveryState] {
+        guard !devices.isEmpty else { return [:] }
+        return try await writer.read { db in
+            var states: [DeviceRef: DeliveryState] = [:]
+            let statement = try db.cachedStatement(
+                sql: "SELECT planner, next_deadline, unreachable FROM delivery_state WHERE app_id = ? AND device_id = ?")
+            for device in devices {
+                guard let row = try Row.fetchOne(statement, arguments: [device.appID, device.deviceID]) else { continue }
+                states[device] = DeliveryState(
+                    device: device, planner: row["planner"], nextDeadline: row.optionalDate("next_deadline"),
+                    unreachable: row["unreachable"])
+            }
+            return states
+        }
+    }
+
+    public func dueDeliveryStates(before date: Date, limit: Int) async throws -> [DeviceRef] {
+        try await writer.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT app_id, device_id FROM delivery_state
+                    WHERE next_deadline IS NOT NULL AND next_deadline <= ? ORDER BY next_deadline LIMIT ?
+                    """,
+                arguments: [date.millisecondsSince1970, limit]
+            ).map { DeviceRef(appID: $0["app_id"], deviceID: $0["device_id"]) }
+        }
+    }
+
+    public func saveDelivery(_ batch: DeliveryBatch) async throws {
+        guard !batch.isEmpty else { return }
+        let now = timestamp
+        try await groupCommit.write { db in
+            let saveState = try db.cachedStatement(sql: """
+                INSERT INTO delivery_state (app_id, device_id, planner, next_deadline, unreachable, updated_at)
+                SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM device WHERE app_id = ? AND id = ?)
+                ON CONFLICT (app_id, device_id) DO UPDATE SET planner = excluded.planner,
+                    next_deadline = excluded.next_deadline, unreachable = excluded.unreachable,
+                    updated_at = excluded.updated_at
+                """)
+            for state in batch.states {
+                // A device deleted meanwhile keeps no state (the EXISTS above).
+                try saveState.execute(arguments: [
+                    state.device.appID, state.device.deviceID, state.planner,
+                    state.nextDeadline?.millisecondsSince1970, state.unreachable, now,
+                    state.device.appID, state.device.deviceID,
+                ])
+            }
+            let queuePush = try db.cachedStatement(sql: """
+                INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, push, message_count,
+                                         state, attempts, next_attempt_at, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
+                """)
+            for push in batch.pushes {
+                try queuePush.execute(arguments: [
+                    push.id, push.device.appID, push.device.deviceID, push.tokenKind.rawValue, push.reason,
+                    push.strategy, push.push, push.messageCount, push.createdAt.millisecondsSince1970,
+                    push.createdAt.millisecondsSince1970,
+                ])
+            }
+            let recordWake = try db.cachedStatement(sql: """
+                UPDATE push_outbox SET wake = ?, wake_latency_ms = ? WHERE id = ? AND wake IS NULL
+                """)
+            for wake in batch.wakes {
+                try recordWake.execute(arguments: [
+                    wake.latency == nil ? "missed" : "observed",
+                    wake.latency.map { Int64(($0 * 1000).rounded()) }, wake.pushID,
+                ])
+            }
+        }
+    }
+
+    public func pendingPushes(before date: Date, limit: Int) async throws -> [OutboxPush] {
+        try await writer.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM push_outbox WHERE state = 'pending' AND next_attempt_at <= ?
+                    ORDER BY next_attempt_at LIMIT ?
+                    """,
+                arguments: [date.millisecondsSince1970, limit]
+            ).map { row in
+                OutboxPush(
+                    id: row["id"], device: DeviceRef(appID: row["app_id"], deviceID: row["device_id"]),
+                    tokenKind: try row.enumValue("token_kind"), reason: row["reason"], strategy: row["strategy"],
+                    push: row["push"], messageCount: row["message_count"], attempts: row["attempts"],
+                    createdAt: row.date("created_at"))
+            }
+        }
+    }
+
+    public func completePush(id: String, result: PushAttemptResult) async throws {
+        try await groupCommit.write { db in
+            switch result {
+            case .sent(let at):
+                try db.execute(
+                    sql: """
+                        UPDATE push_outbox SET state = 'sent', attempts = attempts + 1, sent_at = ?, status = 200,
+                            apns_reason = NULL WHERE id = ?
+                        """,
+                    arguments: [at.millisecondsSince1970, id])
+            case .failed(let status, let reason, let at):
+                try db.execute(
+                    sql: """
+                        UPDATE push_outbox SET state = 'failed', attempts = attempts + 1, sent_at = ?, status = ?,
+                            apns_reason = ? WHERE id = ?
+                        """,
+                    arguments: [at.millisecondsSince1970, status, reason, id])
+            case .retry(let status, let reason, let next):
+                try db.execute(
+                    sql: """
+                        UPDATE push_outbox SET attempts = attempts + 1, next_attempt_at = ?, status = ?,
+                            apns_reason = ? WHERE id = ?
+                        """,
+                    arguments: [next.millisecondsSince1970, status, reason, id])
+            }
+        }
+    }
+
+    public func setPushProblem(_ device: DeviceRef, problem: String?) async throws {
+        try await writer.write { db in
+            try db.execute(
+                sql: "UPDATE device SET push_problem = ? WHERE app_id = ? AND id = ?",
+                arguments: [problem, device.appID, device.deviceID])
+        }
+    }
+
+    public func pushRecords(appID: String, since date: Date) async throws -> [PushRecord] {
+        try await writer.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT reason, strategy, state, status, message_count, wake, wake_latency_ms FROM push_outbox
+                    WHERE app_id = ? AND created_at >= ?
+                    """,
+                arguments: [appID, date.millisecondsSince1970]
+            ).map { row in
+                PushRecord(
+                    reason: row["reason"], strategy: row["strategy"], state: row["state"], status: row["status"],
+                    messageCount: row["message_count"], wake: row["wake"],
+                    wakeLatency: (row["wake_latency_ms"] as Int64?).map { Double($0) / 1000 })
+            }
+        }
+    }
+
+    public func unreachableDeviceCount(appID: String) async throws -> Int {
+        try await writer.read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM delivery_state WHERE app_id = ? AND unreachable", arguments: [appID]) ?? 0
+        }
+    }
+}

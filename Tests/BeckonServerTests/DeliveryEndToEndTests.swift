@@ -1,0 +1,236 @@
+@testable import BeckonServer
+import APNSCore
+import APNSEmulator
+import BeckonStore
+import Foundation
+import Testing
+
+/// Issue 5, point 5: the real server with the delivery planner and the in-process APNs emulator,
+/// devices that connect and drop over the sync protocol, and what the emulator received.
+@Suite struct DeliveryEndToEndTests {
+    static let token = String(repeating: "a1", count: 32)
+    static let otherToken = String(repeating: "b2", count: 32)
+    static let voipToken = String(repeating: "c3", count: 32)
+
+    /// Short windows, so the scenarios run in well under a second each.
+    static func fast(_ configuration: inout BeckonServerConfiguration) {
+        configuration.apps[0].delivery.reconnectWindow = 0.4
+        configuration.apps[0].delivery.repushInitialDelay = 0.2
+        configuration.apps[0].delivery.callRingInterval = 0.2
+        configuration.apps[0].delivery.callTimeout = 0.7
+    }
+
+    @Test func aConnectedDeviceGetsNoPush() async throws {
+        try await SyncTestServer.with(delivery: true, configure: Self.fast) { server in
+            let credential = try await server.device(user: "alice", device: "phone", token: Self.token)
+            let client = try await server.connect(credential)
+            _ = try await client.hello()
+            try await server.post(to: ["alice"])
+            #expect(try await client.messages(1) == [1])
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(server.emulator.deliveries(to: Self.token).isEmpty)
+        }
+    }
+
+    @Test func aWakeThenAReconnectIsMeasured() async throws {
+        try await SyncTestServer.with(delivery: true, configure: {
+            Self.fast(&$0)
+            $0.apps[0].delivery.reconnectWindow = 10  // Ample: the reconnect must land inside it.
+        }) { server in
+            let credential = try await server.device(user: "alice", device: "phone", token: Self.token)
+            let id = try await server.post(to: ["alice"])
+            let wake = try #require(try await server.pushes(to: Self.token, count: 1).first)
+            #expect(wake.pushType == .background)
+            #expect(wake.priority == 5)
+            #expect(wake.topic == "com.example.chat")
+            let payload = try Self.json(wake)
+            #expect((payload["aps"] as? [String: Any])?.count == 1)
+            #expect((payload["beckon"] as? [String: Any])?["ids"] as? [String] == [id])
+
+            let client = try await server.connect(credential)
+            _ = try await client.hello()
+            let record = try await server.waitForPush { $0.wake != nil }
+            #expect(record.wake == "observed")
+            #expect((record.wakeLatency ?? -1) >= 0)
+            // Connected within the window: the wake is settled and no alert follows.
+            #expect(try await server.store.deliveryStates([DeviceRef(appID: "chat", deviceID: "phone")]).first?.value.nextDeadline == nil)
+            #expect(server.emulator.deliveries(to: Self.token).count == 1)
+        }
+    }
+
+    @Test func aMissedWakeEscalatesToAlertsUntilTheDeviceConnects() async throws {
+        try await SyncTestServer.with(delivery: true, configure: Self.fast) { server in
+            let credential = try await server.device(user: "alice", device: "phone", token: Self.token)
+            try await server.post(to: ["alice"])
+            // The wake, then after the reconnect window an alert that still wakes the app.
+            let pushes = try await server.pushes(to: Self.token, count: 2)
+            #expect(pushes.map(\.pushType) == [.background, .alert])
+            let alert = try Self.json(pushes[1])
+            #expect((alert["aps"] as? [String: Any])?["content-available"] as? Int == 1)
+            #expect((alert["beckon"] as? [String: Any])?["reason"] as? String == "unreachable-alert")
+
+            // Unreachable: the next message goes out as an alert at once, with no wake first.
+            try await server.post(to: ["alice"])
+            let third = try await server.pushes(to: Self.token, count: 3)[2]
+            #expect(third.pushType == .alert)
+            #expect(try await server.store.unreachableDeviceCount(appID: "chat") == 1)
+
+            // It connects: reachable again, and a later message (after a clean close) is a wake.
+            let client = try await server.connect(credential)
+            _ = try await client.hello()
+            _ = try await client.messages(2)
+            try await client.send(#"{"type":"ack","upTo":2}"#)
+            try await client.send(#"{"type":"bye"}"#)
+            _ = try await server.waitForPresence("phone") { !$0.isConnected }
+            try await server.waitUntil { try await server.store.unreachableDeviceCount(appID: "chat") == 0 }
+            try await server.post(to: ["alice"])
+            #expect(try await server.pushes(to: Self.token, count: 4)[3].pushType == .background)
+        }
+    }
+
+    @Test func aDropWithUnackedMessagesIsPushedAgain() async throws {
+        try await SyncTestServer.with(delivery: true, configure: Self.fast) { server in
+            let credential = try await server.device(user: "alice", device: "phone", token: Self.token)
+            let client = try await server.connect(credential)
+            _ = try await client.hello()
+            let id = try await server.post(to: ["alice"])
+            _ = try await client.messages(1)
+            // Received, never acknowledged, and the connection drops (no bye).
+            try await client.closeWithoutBye()
+            _ = try await server.waitForPresence("phone") { !$0.isConnected }
+            let repush = try #require(try await server.pushes(to: Self.token, count: 1).first)
+            let beckon = try Self.json(repush)["beckon"] as? [String: Any]
+            #expect(beckon?["reason"] as? String == "repush")
+            #expect(beckon?["ids"] as? [String] == [id])
+        }
+    }
+
+    @Test func aCallGoesToTheVoIPTokenOrRingsAsAlerts() async throws {
+        try await SyncTestServer.with(delivery: true, configure: Self.fast) { server in
+            _ = try await server.device(user: "alice", device: "phone", token: Self.token, voip: Self.voipToken)
+            _ = try await server.device(user: "bob", device: "old-phone", token: Self.otherToken)
+            let aliceCall = try await server.post(to: ["alice"], kind: "call")
+            let voip = try #require(try await server.pushes(to: Self.voipToken, count: 1).first)
+            #expect(voip.pushType == .voip)
+            #expect(voip.topic == "com.example.chat.voip")
+            #expect((try Self.json(voip)["beckon"] as? [String: Any])?["call"] as? String == aliceCall)
+
+            // Without a VoIP token: alerts with collapse id = call id until the timeout, then missed.
+            let bobCall = try await server.post(to: ["bob"], kind: "call")
+            let rings = try await server.pushes(to: Self.otherToken, count: 3, timeout: .seconds(5))
+            #expect(rings.allSatisfy { $0.pushType == .alert && $0.collapseID == bobCall })
+            let last = try await server.waitForDelivery(to: Self.otherToken) {
+                (try? Self.json($0)["beckon"] as? [String: Any])?["reason"] as? String == "missed-call"
+            }
+            #expect(last.collapseID == bobCall)
+        }
+    }
+
+    @Test func readingOnOneDeviceClearsTheOthers() async throws {
+        try await SyncTestServer.with(delivery: true, configure: Self.fast) { server in
+            let phone = try await server.device(user: "alice", device: "phone", token: Self.token)
+            _ = try await server.device(user: "alice", device: "tablet", token: Self.otherToken)
+            let client = try await server.connect(phone)
+            _ = try await client.hello()
+            let id = try await server.post(to: ["alice"])
+            _ = try await client.messages(1)
+            _ = try await server.pushes(to: Self.otherToken, count: 1)  // The tablet's wake.
+            try await client.send(#"{"type":"read","ids":["\#(id)"]}"#)
+            let clear = try await server.waitForDelivery(to: Self.otherToken) {
+                (try? Self.json($0)["beckon"] as? [String: Any])?["clear"] != nil
+            }
+            #expect(clear.pushType == .background)
+            #expect((try Self.json(clear)["beckon"] as? [String: Any])?["clear"] as? [String] == [id])
+        }
+    }
+
+    @Test func aTokenRegisteredAgainAfterThe410sTimestampSurvivesIt() async throws {
+        try await SyncTestServer.with(delivery: true, configure: Self.fast) { server in
+            // Apple saw this token die (the app was removed)...
+            try server.emulator.registerDevice(token: Self.token, bundleID: "com.example.chat")
+            try server.emulator.unregisterDevice(token: Self.token)
+            try await Task.sleep(for: .milliseconds(20))
+            // ...and then the app, reinstalled, registered the same token again.
+            _ = try await server.device(user: "alice", device: "phone", token: Self.token)
+            try await server.post(to: ["alice"])
+            let failed = try await server.waitForPush { $0.state == "failed" }
+            #expect(failed.status == 410)
+            #expect(try await server.store.device(DeviceRef(appID: "chat", deviceID: "phone"))?.pushToken == Self.token)
+
+            // A token registered before Apple's timestamp is the dead one: it is removed.
+            _ = try await server.device(user: "bob", device: "old-phone", token: Self.otherToken)
+            try await Task.sleep(for: .milliseconds(20))
+            try server.emulator.registerDevice(token: Self.otherToken, bundleID: "com.example.chat")
+            try server.emulator.unregisterDevice(token: Self.otherToken)
+            try await server.post(to: ["bob"])
+            try await server.waitUntil {
+                try await server.store.device(DeviceRef(appID: "chat", deviceID: "old-phone"))?.pushToken == nil
+            }
+        }
+    }
+
+    static func json(_ notification: APNSEmulatorNotification) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(notification.payload)) as? [String: Any])
+    }
+}
+
+extension SyncTestServer {
+    var emulator: APNSEmulator { delivery!.emulator! }
+
+    /// Registers a device of `chat` with tokens and capabilities (the `wake` strategy needs the
+    /// remote-notification background mode); returns its sync credential.
+    func device(
+        user: String, device: String, token: String?, voip: String? = nil,
+        modes: Set<String> = ["remote-notification"], serviceExtension: Bool = false
+    ) async throws -> String {
+        try await store.registerDevice(DeviceRegistration(
+            appID: "chat", deviceID: device, userID: user, bundleID: "com.example.chat", environment: .sandbox,
+            pushToken: token, voipToken: voip,
+            capabilities: DeviceCapabilities(notificationServiceExtension: serviceExtension, backgroundModes: modes)))
+        return try await store.issueDeviceCredential(DeviceRef(appID: "chat", deviceID: device))
+    }
+
+    /// Waits until the emulator has accepted at least `count` pushes for the token; returns them.
+    func pushes(
+        to token: String, count: Int, timeout: Duration = .seconds(5)
+    ) async throws -> [APNSEmulatorNotification] {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let received = emulator.deliveries(to: token)
+            if received.count >= count { return received }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw FixtureError.unexpected("\(count) pushes expected, got \(emulator.deliveries(to: token).count)")
+    }
+
+    func waitForDelivery(
+        to token: String, timeout: Duration = .seconds(5), _ matches: (APNSEmulatorNotification) -> Bool
+    ) async throws -> APNSEmulatorNotification {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let found = emulator.deliveries(to: token).last(where: matches) { return found }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw FixtureError.unexpected("no matching push: \(emulator.deliveries(to: token).map(\.payloadString))")
+    }
+
+    /// Waits until an outbox record of `chat` matches.
+    func waitForPush(timeout: Duration = .seconds(5), _ matches: (PushRecord) -> Bool) async throws -> PushRecord {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let records = try await store.pushRecords(appID: "chat", since: Date(timeIntervalSince1970: 0))
+            if let found = records.first(where: matches) { return found }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw FixtureError.unexpected("no matching push record")
+    }
+
+    func waitUntil(timeout: Duration = .seconds(5), _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw FixtureError.unexpected("condition never held")
+    }
+}

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Delivery benchmark (issue 5, point 6): N registered offline devices, messages posted for them,
+and how fast the pushes reach the APNs emulator.
+
+Starts a release `beckon serve` with one app and no Apple key (so its pushes go to the built-in
+APNs emulator, whose control API reports what it received), registers N devices (one user each,
+`wake` strategy), then posts one message per user, 1,000 recipients per POST, as fast as the
+server takes them. It reports:
+
+- pushes reaching the emulator per second, from the first post to the last push accepted;
+- post-to-APNs-request latency p50/p99 over a sample of devices: the emulator's `acceptedAt` of
+  the device's push minus the moment the POST that carried its message was sent.
+
+    scripts/bench-delivery.py [--devices 100000] [--sample 2000] [BECKON_BINARY]
+
+Without a binary it builds `beckon` in release (scratch path .build-bench). Loopback only.
+"""
+import argparse, base64, hashlib, hmac, http.client, json, os, socket, subprocess, sys, tempfile, threading, time
+from concurrent.futures import ThreadPoolExecutor
+
+SECRET = "bench-delivery-secret-0123456789abcdef01"
+ADMIN = "bench-delivery-admin-0123456789abcdef0123"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Client:
+    """One keep-alive HTTP/1.1 connection per thread."""
+    local = threading.local()
+
+    def __init__(self, port):
+        self.port = port
+
+    def request(self, method, path, body=None, token=None):
+        connection = getattr(self.local, "connection", None)
+        if connection is None or getattr(self.local, "port", None) != self.port:
+            connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            self.local.connection, self.local.port = connection, self.port
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = "Bearer " + token
+        try:
+            connection.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
+            response = connection.getresponse()
+            return response.status, json.loads(response.read() or b"null")
+        except (http.client.HTTPException, OSError):
+            self.local.connection = None
+            raise
+
+
+def user_token(user):
+    def b64(raw):
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    header = b64(b'{"alg":"HS256","typ":"JWT"}')
+    claims = b64(json.dumps({"aud": "chat", "sub": user, "exp": int(time.time()) + 3600}).encode())
+    signature = hmac.new(SECRET.encode(), f"{header}.{claims}".encode(), hashlib.sha256).digest()
+    return f"{header}.{claims}.{b64(signature)}"
+
+
+def token_of(index):
+    return f"{index:064x}"
+
+
+def percentile(values, fraction):
+    values = sorted(values)
+    return values[min(len(values) - 1, max(0, int(round(fraction * len(values) + 0.5)) - 1))]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("binary", nargs="?")
+    parser.add_argument("--devices", type=int, default=100_000)
+    parser.add_argument("--sample", type=int, default=2000)
+    parser.add_argument("--threads", type=int, default=16)
+    args = parser.parse_args()
+    binary = args.binary
+    if binary is None:
+        subprocess.run(["swift", "build", "-c", "release", "--product", "beckon", "--scratch-path", ".build-bench"], check=True)
+        binary = ".build-bench/release/beckon"
+
+    work = tempfile.mkdtemp(prefix="beckon-bench-delivery.")
+    port, control = free_port(), free_port()
+    env = dict(os.environ,
+               BECKON_HTTP_PORT=str(port), BECKON_DATABASE_PATH=os.path.join(work, "beckon.sqlite"),
+               BECKON_ADMIN_TOKEN=ADMIN, BECKON_APPS_IDS="chat", BECKON_APPS_CHAT_BUNDLE_ID="com.example.chat",
+               BECKON_APPS_CHAT_TEAM_ID="TEAM123456", BECKON_APPS_CHAT_USER_TOKEN_SECRET=SECRET,
+               BECKON_APNS_EMULATOR_CONTROL_PORT=str(control),
+               BECKON_LIMITS_REGISTRATIONS_PER_MINUTE="0", BECKON_LIMITS_MESSAGES_PER_SECOND="0")
+    server = subprocess.Popen([binary, "serve"], env=env, stdout=open(os.path.join(work, "server.log"), "wb"),
+                              stderr=subprocess.STDOUT)
+    api, emulator = Client(port), Client(control)
+    try:
+        for _ in range(400):
+            try:
+                if api.request("GET", "/health")[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.05)
+        _, key = api.request("POST", "/v1/admin/apps/chat/keys", {}, ADMIN)
+        key = key["key"]
+
+        started = time.time()
+
+        def register(index):
+            status, answer = api.request("POST", "/v1/devices", {
+                "deviceId": f"d{index}", "bundleId": "com.example.chat", "environment": "sandbox",
+                "tokens": {"remote": token_of(index)}, "capabilities": {"backgroundModes": ["remote-notification"]},
+            }, user_token(f"u{index}"))
+            assert status == 201, answer
+
+        with ThreadPoolExecutor(args.threads) as pool:
+            list(pool.map(register, range(args.devices)))
+        print(f"registered {args.devices} devices in {time.time() - started:.1f} s (none connected)")
+
+        posted_at = {}
+
+        def post(batch):
+            users = [f"u{index}" for index in batch]
+            sent = time.time()
+            status, answer = api.request("POST", "/v1/messages", {
+                "recipients": {"users": users}, "kind": "message", "payload": {"n": batch[0]}}, key)
+            assert status == 202, answer
+            for index in batch:
+                posted_at[index] = sent
+
+        batches = [list(range(start, min(start + 1000, args.devices))) for start in range(0, args.devices, 1000)]
+        first_post = time.time()
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(post, batches))
+        posting = time.time() - first_post
+        print(f"posted {args.devices} messages ({len(batches)} POSTs of up to 1,000 recipients) in {posting:.2f} s")
+
+        delivered, last_change, previous = 0, time.time(), -1
+        while delivered < args.devices and time.time() - last_change < 30:
+            _, counters = emulator.request("GET", "/counters")
+            delivered = counters["byStatus"].get("200", 0)
+            if delivered != previous:
+                previous, last_change = delivered, time.time()
+            time.sleep(0.05)
+        sample = range(0, args.devices, max(1, args.devices // args.sample))
+        latencies, last_accepted = [], 0.0
+        for index in sample:
+            _, received = emulator.request("GET", f"/devices/{token_of(index)}/received")
+            pushes = received.get("notifications", []) if isinstance(received, dict) else []
+            if pushes:
+                accepted = pushes[0]["acceptedAt"] / 1000
+                latencies.append(accepted - posted_at[index])
+        # The last push's time: when the counter stopped moving (polled every 50 ms).
+        elapsed = last_change - first_post
+        print(f"pushes accepted by the emulator: {delivered} of {args.devices} "
+              f"in {elapsed:.2f} s from the first post: {delivered / elapsed:,.0f} pushes/s")
+        if latencies:
+            print(f"post-to-APNs-request latency over {len(latencies)} sampled devices: "
+                  f"p50 {percentile(latencies, 0.5) * 1000:.0f} ms, p99 {percentile(latencies, 0.99) * 1000:.0f} ms, "
+                  f"max {max(latencies) * 1000:.0f} ms")
+        if delivered < args.devices:
+            sys.exit(f"bench-delivery: only {delivered} of {args.devices} pushes arrived")
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
+if __name__ == "__main__":
+    main()
