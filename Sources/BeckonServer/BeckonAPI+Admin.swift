@@ -28,6 +28,7 @@ extension BeckonAPI {
         guard try await store.revokeAPIKey(appID: appID, keyID: keyID) else {
             throw APIError.notFound("no key \(keyID) of app \(appID)")
         }
+        apiKeys.forget(keyID: keyID)
         return Self.noContent()
     }
 }

@@ -15,8 +15,8 @@ extension BeckonAPI {
     func postMessage(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let key = try await authenticateAPIKey(request)
         try messageRate?.take(key.appID, now: now())
-        let app = try await store.app(id: key.appID)
-        let limits = app?.limits ?? AppLimits()
+        // The declared app's limits, as `declareApps` saved them: no read per post.
+        let limits = AppLimits(maxPayloadBytes: configuration.maximumPayloadBytes)
         let body = try MessageRequest(
             try await RequestBody.json(request, limit: configuration.maximumBodyBytes),
             maxRecipients: limits.maxRecipientsPerMessage)

@@ -27,6 +27,8 @@ public struct BeckonAPI: Sendable {
     let messageRate: RateLimiter?
     /// `limits.registrations-per-minute` per user; nil when disabled.
     let registrationRate: RateLimiter?
+    /// API keys seen in the last seconds: a backend's every post need not read the database.
+    let apiKeys = APIKeyCache()
 
     /// - Parameter now: the clock user tokens and `ttlSeconds` are checked against; tests set it.
     /// - Parameter syncHub: the live sync sessions to wake when a message is stored.
@@ -81,9 +83,11 @@ public struct BeckonAPI: Sendable {
         guard case .apiKey(let secret) = credential else {
             throw APIError.unauthorized("this route takes an app API key (bk_…), not another credential")
         }
+        if let key = apiKeys.key(for: secret, now: now()) { return key }
         guard let key = try await store.authenticateAPIKey(secret) else {
             throw APIError.unauthorized("the API key is not valid or was revoked")
         }
+        apiKeys.remember(key, for: secret, now: now())
         return key
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import BeckonStore
 
 /// The body of `POST /v1/devices` and `PUT /v1/devices/{deviceId}`, checked field by field.
@@ -20,10 +21,12 @@ struct DeviceRequest {
     /// `POST` only: the device's current credential, which proves the right to move a device
     /// registered to another user (sign-out and sign-in on one phone).
     var previousCredential: String?
+    /// `contentKey`: base64 of 32 bytes (AES-256-GCM) for content pushes sealed to the extension.
+    var contentKey: Data?
 
     static let fields: Set<String> = [
         "deviceId", "bundleId", "environment", "tokens", "pushParameters", "capabilities", "locale", "appVersion",
-        "previousCredential",
+        "previousCredential", "contentKey",
     ]
 
     init(_ body: JSONValue) throws(APIError) {
@@ -35,6 +38,12 @@ struct DeviceRequest {
         locale = try reader.string("locale", maxLength: 64)
         appVersion = try reader.string("appVersion", maxLength: 64)
         previousCredential = try reader.string("previousCredential", maxLength: 255)
+        if let text = try reader.string("contentKey", maxLength: 64) {
+            guard let key = Data(base64Encoded: text), key.count == 32 else {
+                throw .invalidField("contentKey", "must be base64 of 32 random bytes (an AES-256 key)")
+            }
+            contentKey = key
+        }
 
         if let capabilities = try reader.object(
             "capabilities", allowed: ["notificationServiceExtension", "filtering", "backgroundModes"])
@@ -115,6 +124,7 @@ struct DeviceRequest {
             appID: app.id, deviceID: deviceID, userID: userID, bundleID: bundleID, environment: environment,
             pushToken: remoteToken, voipToken: voipToken,
             capabilities: capabilities ?? previous?.capabilities ?? DeviceCapabilities(),
-            locale: locale ?? previous?.locale, appVersion: appVersion ?? previous?.appVersion)
+            locale: locale ?? previous?.locale, appVersion: appVersion ?? previous?.appVersion,
+            contentKey: contentKey ?? previous?.contentKey)
     }
 }

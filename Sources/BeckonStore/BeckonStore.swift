@@ -42,6 +42,10 @@ public protocol BeckonStore: Sendable {
     func registerDevice(_ registration: DeviceRegistration) async throws -> Device
     func device(_ device: DeviceRef) async throws -> Device?
     func devices(of user: UserRef) async throws -> [Device]
+    /// The devices of several users, read at once (the delivery planner's batches).
+    func devices(of users: [UserRef]) async throws -> [UserRef: [Device]]
+    /// Several devices by reference, read at once; missing ones are left out.
+    func devices(_ refs: [DeviceRef]) async throws -> [DeviceRef: Device]
     /// The device holding `token` (lowercase or uppercase hex) of that kind in the app.
     func device(appID: String, token: String, kind: PushTokenKind) async throws -> Device?
     /// Returns false if there was no such device.
@@ -94,6 +98,8 @@ public protocol BeckonStore: Sendable {
     /// Messages and calls in the user's mailbox that none of the user's devices has read, not
     /// expired. Receipts and custom messages do not count.
     func unreadCount(of user: UserRef) async throws -> Int
+    /// `unreadCount` for several users, read at once.
+    func unreadCounts(of users: [UserRef]) async throws -> [UserRef: Int]
 
     // MARK: Delivery (the planner's state and the push outbox)
 

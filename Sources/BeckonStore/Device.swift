@@ -22,6 +22,8 @@ public struct Device: Hashable, Sendable, Codable {
     /// Why APNs refuses this device's pushes until it registers again (`DeviceTokenNotForTopic`,
     /// `TopicDisallowed`), or nil.
     public var pushProblem: String?
+    /// The key content pushes are sealed with for this device (`DeviceRegistration.contentKey`).
+    public var contentKey: Data?
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -40,6 +42,7 @@ public struct Device: Hashable, Sendable, Codable {
         appVersion: String? = nil,
         hasCredential: Bool = false,
         pushProblem: String? = nil,
+        contentKey: Data? = nil,
         createdAt: Date,
         updatedAt: Date
     ) {
@@ -57,6 +60,7 @@ public struct Device: Hashable, Sendable, Codable {
         self.appVersion = appVersion
         self.hasCredential = hasCredential
         self.pushProblem = pushProblem
+        self.contentKey = contentKey
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }

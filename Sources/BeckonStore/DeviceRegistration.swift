@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a device says about itself when it registers or updates its registration.
 ///
 /// A registration replaces the previous one of the same (app, device id) as a whole:
@@ -23,6 +25,9 @@ public struct DeviceRegistration: Hashable, Sendable, Codable {
     /// BCP 47, e.g. `fr-CA`; alert texts are chosen with it.
     public var locale: String?
     public var appVersion: String?
+    /// A 32-byte AES-256 key the app chose for content pushes sealed to its extension (the
+    /// `content` strategy); nil for none. Kept as given, never shown back.
+    public var contentKey: Data?
 
     public init(
         appID: String,
@@ -34,7 +39,8 @@ public struct DeviceRegistration: Hashable, Sendable, Codable {
         voipToken: String? = nil,
         capabilities: DeviceCapabilities = DeviceCapabilities(),
         locale: String? = nil,
-        appVersion: String? = nil
+        appVersion: String? = nil,
+        contentKey: Data? = nil
     ) {
         self.appID = appID
         self.deviceID = deviceID
@@ -46,6 +52,7 @@ public struct DeviceRegistration: Hashable, Sendable, Codable {
         self.capabilities = capabilities
         self.locale = locale
         self.appVersion = appVersion
+        self.contentKey = contentKey
     }
 
     public var ref: DeviceRef { DeviceRef(appID: appID, deviceID: deviceID) }

@@ -68,20 +68,30 @@ extension SQLiteStore {
     }
 
     public func unreadCount(of user: UserRef) async throws -> Int {
+        try await unreadCounts(of: [user])[user] ?? 0
+    }
+
+    public func unreadCounts(of users: [UserRef]) async throws -> [UserRef: Int] {
         let now = timestamp
-        let counted = MessageKind.allCases.filter(\.countsAsUnread).map { "'\($0.rawValue)'" }.joined(separator: ", ")
         return try await writer.read { db in
-            try Int.fetchOne(
-                db,
-                sql: """
-                    SELECT count(*) FROM mailbox mb JOIN message m ON m.id = mb.message_id
-                    WHERE mb.app_id = ? AND mb.user_id = ? AND m.kind IN (\(counted))
-                      AND (m.expires_at IS NULL OR m.expires_at > ?)
-                      AND NOT EXISTS (
-                          SELECT 1 FROM message_read r
-                          WHERE r.app_id = mb.app_id AND r.user_id = mb.user_id AND r.message_id = mb.message_id)
-                    """,
-                arguments: [user.appID, user.userID, now]) ?? 0
+            let statement = try db.cachedStatement(sql: Self.unreadCountSQL)
+            var counts: [UserRef: Int] = [:]
+            for user in users {
+                counts[user] = try Int.fetchOne(statement, arguments: [user.appID, user.userID, now]) ?? 0
+            }
+            return counts
         }
     }
+
+    private static let unreadCountSQL: String = {
+        let counted = MessageKind.allCases.filter(\.countsAsUnread).map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        return """
+            SELECT count(*) FROM mailbox mb JOIN message m ON m.id = mb.message_id
+            WHERE mb.app_id = ? AND mb.user_id = ? AND m.kind IN (\(counted))
+              AND (m.expires_at IS NULL OR m.expires_at > ?)
+              AND NOT EXISTS (
+                  SELECT 1 FROM message_read r
+                  WHERE r.app_id = mb.app_id AND r.user_id = mb.user_id AND r.message_id = mb.message_id)
+            """
+    }()
 }

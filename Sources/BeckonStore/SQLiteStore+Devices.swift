@@ -55,15 +55,16 @@ extension SQLiteStore {
                 sql: """
                     INSERT INTO device (app_id, id, user_id, bundle_id, environment,
                                         push_token, push_token_registered_at, voip_token, voip_token_registered_at,
-                                        capabilities, locale, app_version, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                        capabilities, locale, app_version, content_key, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, id) DO UPDATE SET
                         user_id = excluded.user_id, bundle_id = excluded.bundle_id,
                         environment = excluded.environment,
                         push_token = excluded.push_token, push_token_registered_at = excluded.push_token_registered_at,
                         voip_token = excluded.voip_token, voip_token_registered_at = excluded.voip_token_registered_at,
                         capabilities = excluded.capabilities, locale = excluded.locale,
-                        app_version = excluded.app_version, updated_at = excluded.updated_at,
+                        app_version = excluded.app_version, content_key = excluded.content_key,
+                        updated_at = excluded.updated_at,
                         push_problem = NULL,
                         credential_id = CASE WHEN ? THEN NULL ELSE credential_id END,
                         credential_hash = CASE WHEN ? THEN NULL ELSE credential_hash END
@@ -72,7 +73,7 @@ extension SQLiteStore {
                     registration.appID, registration.deviceID, registration.userID, registration.bundleID,
                     registration.environment.rawValue,
                     pushToken, pushToken == nil ? nil : now, voipToken, voipToken == nil ? nil : now,
-                    capabilities, registration.locale, registration.appVersion, now, now,
+                    capabilities, registration.locale, registration.appVersion, registration.contentKey, now, now,
                     userChanged, userChanged,
                 ])
             return try Self.fetchDevice(db, registration.ref)!
@@ -84,11 +85,28 @@ extension SQLiteStore {
     }
 
     public func devices(of user: UserRef) async throws -> [Device] {
+        try await devices(of: [user])[user] ?? []
+    }
+
+    public func devices(of users: [UserRef]) async throws -> [UserRef: [Device]] {
         try await writer.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT * FROM device WHERE app_id = ? AND user_id = ? ORDER BY id",
-                arguments: [user.appID, user.userID]
-            ).map(Device.init(row:))
+            let statement = try db.cachedStatement(sql: "SELECT * FROM device WHERE app_id = ? AND user_id = ? ORDER BY id")
+            var found: [UserRef: [Device]] = [:]
+            for user in users {
+                found[user] = try Row.fetchAll(statement, arguments: [user.appID, user.userID]).map(Device.init(row:))
+            }
+            return found
+        }
+    }
+
+    public func devices(_ refs: [DeviceRef]) async throws -> [DeviceRef: Device] {
+        try await writer.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT * FROM device WHERE app_id = ? AND id = ?")
+            var found: [DeviceRef: Device] = [:]
+            for ref in refs {
+                found[ref] = try Row.fetchOne(statement, arguments: [ref.appID, ref.deviceID]).map(Device.init(row:))
+            }
+            return found
         }
     }
 

@@ -79,6 +79,7 @@ extension Device {
             appVersion: row["app_version"],
             hasCredential: row["credential_hash"] as Data? != nil,
             pushProblem: row["push_problem"],
+            contentKey: row["content_key"],
             createdAt: row.date("created_at"),
             updatedAt: row.date("updated_at"))
     }

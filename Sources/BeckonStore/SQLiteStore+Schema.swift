@@ -167,6 +167,10 @@ extension SQLiteStore {
                 ALTER TABLE device ADD COLUMN push_problem TEXT;
                 """)
         }
+        migrator.registerMigration("v3-content-key") { db in
+            // The key content pushes are sealed with for the device's extension (issue 5).
+            try db.execute(sql: "ALTER TABLE device ADD COLUMN content_key BLOB")
+        }
         return migrator
     }()
 }

@@ -1,7 +1,11 @@
 @testable import BeckonServer
 import APNSCore
 import APNSEmulator
+import BeckonDelivery
 import BeckonStore
+import Crypto
+import Hummingbird
+import HummingbirdTesting
 import Foundation
 import Testing
 
@@ -166,6 +170,34 @@ import Testing
             try await server.waitUntil {
                 try await server.store.device(DeviceRef(appID: "chat", deviceID: "old-phone"))?.pushToken == nil
             }
+        }
+    }
+
+    @Test func contentPushesAreSealedForTheDevicesExtension() async throws {
+        try await SyncTestServer.with(delivery: true, configure: {
+            Self.fast(&$0)
+            $0.apps[0].delivery.strategy = .content
+        }) { server in
+            let key = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
+            try await server.store.registerDevice(DeviceRegistration(
+                appID: "chat", deviceID: "phone", userID: "alice", bundleID: "com.example.chat", environment: .sandbox,
+                pushToken: Self.token, capabilities: DeviceCapabilities(notificationServiceExtension: true),
+                contentKey: key))
+            let body = #"{"recipients":{"users":["alice"]},"kind":"message","payload":{},"notification":{"title":"Bob","body":"lunch at noon?"}}"#
+            let response = try await server.http { client in
+                try await client.post("/v1/messages", headers: APITestFixture.headers(bearer: server.chatKey), body: ByteBuffer(string: body))
+            }
+            #expect(response.status == .accepted)
+            let push = try #require(try await server.pushes(to: Self.token, count: 1).first)
+            #expect(push.pushType == .alert)
+            let payload = try Self.json(push)
+            // Apple sees generic text only; the extension opens the real one.
+            #expect(!push.payloadString.contains("lunch"))
+            #expect((payload["aps"] as? [String: Any])?["mutable-content"] as? Int == 1)
+            let sealed = try #require((payload["beckon"] as? [String: Any])?["sealed"] as? String)
+            let opened = try ContentSeal.open(sealed, key: key)
+            #expect(opened.title == "Bob")
+            #expect(opened.body == "lunch at noon?")
         }
     }
 

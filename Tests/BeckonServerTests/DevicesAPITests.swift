@@ -68,6 +68,25 @@ import Testing
         }
     }
 
+    @Test func aContentKeyIsThirtyTwoBytesOfBase64AndNeverShownBack() async throws {
+        try await Fixture.with { fixture, client in
+            func register(_ key: String) async throws -> TestResponse {
+                let body = #"{"deviceId":"phone-1","bundleId":"com.example.chat","environment":"sandbox","tokens":{},"contentKey":"\#(key)"}"#
+                return try await client.execute(
+                    uri: "/v1/devices", method: .post, headers: Fixture.headers(bearer: fixture.userToken(user: "alice")),
+                    body: ByteBuffer(string: body))
+            }
+            let short = try await register(Data(count: 16).base64EncodedString())
+            #expect(short.status == .badRequest)
+            #expect(Fixture.error(short)?.message.hasPrefix("contentKey:") == true)
+            let key = Data((0..<32).map { UInt8($0) })
+            let registered = try await register(key.base64EncodedString())
+            #expect(registered.status == .created)
+            #expect(!String(buffer: registered.body).contains(key.base64EncodedString()))
+            #expect(try await fixture.store.device(DeviceRef(appID: "chat", deviceID: "phone-1"))?.contentKey == key)
+        }
+    }
+
     @Test func rfc8599PushParametersAreAnAlternativeBody() async throws {
         try await Fixture.with { fixture, client in
             // As Linphone sends them (seed 003): apns.dev is the sandbox.

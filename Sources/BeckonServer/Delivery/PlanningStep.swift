@@ -29,21 +29,22 @@ struct PlanningStep {
                 single.insert(device)
             }
         }
-        for user in users {
-            let found = try await driver.store.devices(of: user)
+        for (user, found) in try await driver.store.devices(of: Array(users)) {
             devicesOfUser[user] = found.map(\.ref)
             for device in found { devices[device.ref] = device }
         }
-        for ref in single where devices[ref] == nil {
-            devices[ref] = try await driver.store.device(ref)
-        }
+        let missing = single.filter { devices[$0] == nil }
+        for (ref, device) in try await driver.store.devices(Array(missing)) { devices[ref] = device }
+        // Unread counts only for users with devices to push to.
+        let pushed = users.filter { !(devicesOfUser[$0] ?? []).isEmpty }
+        unread = try await driver.store.unreadCounts(of: Array(pushed))
         try await loadStates()
     }
 
     init(driver: DeliveryDriver, devices refs: [DeviceRef]) async throws {
         self.driver = driver
         self.now = driver.now()
-        for ref in refs { devices[ref] = try await driver.store.device(ref) }
+        devices = try await driver.store.devices(refs)
         try await loadStates()
     }
 
@@ -76,7 +77,7 @@ struct PlanningStep {
                 let planned = PlannedMessage(message, unreadCount: unreadCount)
                 for ref in devicesOfUser[user] ?? [] {
                     try transition(ref) { planner, device in
-                        planner.messageArrived(planned, device: PlannerDevice(device), now: now)
+                        planner.messageArrived(planned, device: PlannerDevice(device, contentKey: device.contentKey), now: now)
                     }
                 }
             }
@@ -95,7 +96,7 @@ struct PlanningStep {
             let unreadCount = try await unreadCount(of: user)
             for ref in devicesOfUser[user] ?? [] where ref != reader {
                 try transition(ref) { planner, device in
-                    planner.readElsewhere(messageIDs: ids, unreadCount: unreadCount, device: PlannerDevice(device), now: now)
+                    planner.readElsewhere(messageIDs: ids, unreadCount: unreadCount, device: PlannerDevice(device, contentKey: device.contentKey), now: now)
                 }
             }
         case .pushFailed(let ref, let pushID, _):
@@ -105,7 +106,7 @@ struct PlanningStep {
 
     mutating func deadline(_ ref: DeviceRef) async throws {
         let now = self.now
-        try transition(ref) { planner, device in planner.deadlineReached(device: PlannerDevice(device), now: now) }
+        try transition(ref) { planner, device in planner.deadlineReached(device: PlannerDevice(device, contentKey: device.contentKey), now: now) }
     }
 
     /// Runs one planner transition for a device that still exists and records its actions.

@@ -83,9 +83,12 @@ final class PushDispatcher: Sendable {
             for await _ in signals {
                 while !Task.isCancelled {
                     let due: [OutboxPush]
+                    let devices: [DeviceRef: Device]
                     state.withLockedValue { $0.finished.removeAll(keepingCapacity: true) }
                     do {
                         due = try await store.pendingPushes(before: now(), limit: 1024)
+                        // The devices' current tokens, in one read for the page.
+                        devices = try await store.devices(Array(Set(due.map(\.device))))
                     } catch {
                         logger.error("reading the push outbox failed", metadata: ["error": "\(error)"])
                         break
@@ -93,7 +96,8 @@ final class PushDispatcher: Sendable {
                     var started = 0
                     for push in due where claim(push) {
                         started += 1
-                        group.addTask { await self.send(push) }
+                        let device = devices[push.device]
+                        group.addTask { await self.send(push, to: device) }
                     }
                     // A full page may have more behind it; otherwise wait for the bell.
                     if started == 0 || due.count < 1024 { break }
@@ -125,9 +129,9 @@ final class PushDispatcher: Sendable {
 
     // MARK: Sending
 
-    func send(_ push: OutboxPush) async {
+    func send(_ push: OutboxPush, to device: Device?) async {
         defer { release(push) }
-        let result = await attempt(push)
+        let result = await attempt(push, to: device)
         do {
             try await store.completePush(id: push.id, result: result)
         } catch {
@@ -142,20 +146,16 @@ final class PushDispatcher: Sendable {
         }
     }
 
-    private func attempt(_ outbox: OutboxPush) async -> PushAttemptResult {
+    private func attempt(_ outbox: OutboxPush, to device: Device?) async -> PushAttemptResult {
         guard let route = routes[outbox.device.appID] else {
             return .failed(status: 0, reason: "NoAPNsRoute", at: now())
         }
+        guard let device else { return .failed(status: 0, reason: "DeviceDeleted", at: now()) }
         let push: PlannedPush
-        let device: Device
         do {
             push = try JSONDecoder().decode(PlannedPush.self, from: outbox.push)
-            guard let found = try await store.device(outbox.device) else {
-                return .failed(status: 0, reason: "DeviceDeleted", at: now())
-            }
-            device = found
         } catch {
-            return retryLater(outbox, status: 0, reason: "Store: \(error)")
+            return .failed(status: 0, reason: "Undecodable", at: now())
         }
         guard let hex = device.token(push.token), let token = try? APNSDeviceToken(hex: hex) else {
             return .failed(status: 0, reason: "NoToken", at: now())
