@@ -2,7 +2,6 @@ import BeckonStore
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
-import HummingbirdWebSocket
 import NIOSSL
 import Logging
 import Prometheus
@@ -69,15 +68,14 @@ public enum BeckonHTTPServer {
     ) throws -> BeckonService {
         let api = BeckonAPI(store: store, configuration: configuration, syncHub: hub, delivery: delivery)
         if let delivery { hub.observe { delivery.submit($0) } }
-        let gateway = SyncGateway(store: store, hub: hub, limits: SyncLimits(configuration))
+        let gateway = SyncGateway(
+            api: api, hub: hub, limits: SyncLimits(configuration), connectsPerMinute: configuration.syncConnectsPerMinute,
+            logger: logger)
         let limiter = ConnectionLimiter(limit: FileDescriptorLimit.connectionLimit(configured: configuration.maximumConnections))
         logger.info("connection limit", metadata: ["http.max-connections": "\(limiter.limit)"])
-        let webSocketResponder = gateway.router().buildResponder()
         let tls = try makeTLSConfiguration(configuration)
-        let webSocketConfiguration = gateway.limits.webSocketConfiguration
         let server = HTTPServerBuilder { responder in
-            let plain = HTTP1WebSocketUpgradeChannel(
-                responder: responder, webSocketResponder: webSocketResponder, configuration: webSocketConfiguration)
+            let plain = SyncUpgradeChannel(responder: responder, gateway: gateway)
             guard let tls else { return ConnectionLimitedChannel(base: plain, limiter: limiter) }
             return ConnectionLimitedChannel(base: try TLSChannel(plain, tlsConfiguration: tls), limiter: limiter)
         }

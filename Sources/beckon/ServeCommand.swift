@@ -50,7 +50,7 @@ struct ServeCommand: AsyncParsableCommand {
         // With no Apple key for an app, this starts the built-in APNs emulator and says so.
         let delivery = try await DeliveryService.start(
             configuration: settings, store: store, logger: logger,
-            isConnected: { await hub.presence(of: $0)?.isConnected ?? false })
+            hub: hub)
         let app = try BeckonHTTPServer.application(
             configuration: settings, store: store, metrics: registry, hub: hub, delivery: delivery, logger: logger)
         let services = ServiceGroup(configuration: .init(

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import HummingbirdWSClient
 import Logging
+import Metrics
 import NIOWebSocket
 import Prometheus
 import ServiceLifecycle
@@ -21,7 +22,8 @@ struct SyncTestServer: Sendable {
     let delivery: DeliveryService?
 
     static func with(
-        maxWindow: Int = 100, delivery withDelivery: Bool = false, configure: (inout BeckonServerConfiguration) -> Void = { _ in },
+        maxWindow: Int = 100, delivery withDelivery: Bool = false, metricsFactory: (any MetricsFactory)? = nil,
+        configure: (inout BeckonServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (SyncTestServer) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-sync-\(UUID().uuidString)")
@@ -36,13 +38,13 @@ struct SyncTestServer: Sendable {
         try await BeckonAPI(store: store, configuration: configuration).declareApps()
         let chatKey = try await store.createAPIKey(appID: "chat", name: "test").secret
 
-        let hub = SyncHub()
+        let hub = SyncHub(metricsFactory: metricsFactory)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "beckon.sync.test")
         logger.logLevel = .warning
         let delivery = withDelivery ? try await DeliveryService.start(
             configuration: configuration, store: store, logger: logger, tick: .milliseconds(20),
-            isConnected: { await hub.presence(of: $0)?.isConnected ?? false }) : nil
+            hub: hub) : nil
         let service = try BeckonHTTPServer.application(
             configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), hub: hub,
             delivery: delivery, logger: logger, onServerRunning: { port in portContinuation.yield(port) })

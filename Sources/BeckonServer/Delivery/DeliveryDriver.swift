@@ -24,9 +24,9 @@ final class DeliveryDriver: Service, Sendable {
     let tick: Duration
     /// Most events planned in one transaction.
     let batchSize = 512
-    /// Whether a device has a live sync session on this node: the truth about "connected",
-    /// which a planner saved before a crash may not know.
-    let isConnected: @Sendable (DeviceRef) async -> Bool
+    /// Whether this node has seen a sync session of the device since it started. A planner that
+    /// believes its device connected while this is false was saved before a restart.
+    let sessionSeen: @Sendable (DeviceRef) async -> Bool
 
     private let events: AsyncStream<DeliveryEvent>
     private let continuation: AsyncStream<DeliveryEvent>.Continuation
@@ -35,7 +35,7 @@ final class DeliveryDriver: Service, Sendable {
     init(
         store: any BeckonStore, policies: [String: DeliveryPolicy], dispatcher: PushDispatcher, metrics: DeliveryMetrics,
         tick: Duration = .seconds(1), logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
-        isConnected: @escaping @Sendable (DeviceRef) async -> Bool
+        sessionSeen: @escaping @Sendable (DeviceRef) async -> Bool
     ) {
         self.store = store
         self.policies = policies
@@ -44,7 +44,7 @@ final class DeliveryDriver: Service, Sendable {
         self.tick = tick
         self.logger = logger
         self.now = now
-        self.isConnected = isConnected
+        self.sessionSeen = sessionSeen
         (events, continuation) = AsyncStream.makeStream(of: DeliveryEvent.self)
     }
 

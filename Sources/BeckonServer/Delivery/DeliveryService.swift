@@ -22,11 +22,11 @@ public struct DeliveryService: Service {
     ///
     /// - Parameters:
     ///   - tick: how often due planner deadlines and the outbox are polled.
-    ///   - isConnected: whether a device has a live sync session on this node.
+    ///   - hub: this node's sync sessions, whose events the planner follows.
     public static func start(
         configuration: BeckonServerConfiguration, store: any BeckonStore, logger: Logger,
         tick: Duration = .seconds(1), metricsFactory: (any MetricsFactory)? = nil,
-        isConnected: @escaping @Sendable (DeviceRef) async -> Bool
+        hub: SyncHub
     ) async throws -> DeliveryService {
         let factory = metricsFactory ?? MetricsSystem.factory
         var routes: [String: APNSRoute] = [:]
@@ -84,7 +84,7 @@ public struct DeliveryService: Service {
         let driver = DeliveryDriver(
             store: store, policies: Dictionary(configuration.apps.map { ($0.id, $0.delivery) }, uniquingKeysWith: { $1 }),
             dispatcher: dispatcher, metrics: metrics, tick: tick, logger: Logger(label: "beckon.delivery"),
-            isConnected: isConnected)
+            sessionSeen: { await hub.presence(of: $0) != nil })
         dispatcher.onFinalFailure { [weak driver] device, pushID in
             driver?.submit(.pushFailed(device, pushID: pushID, at: Date()))
         }

@@ -48,9 +48,11 @@ struct PlanningStep {
         try await loadStates()
     }
 
-    /// Reads the saved planners. A planner that believes its device connected while this node
-    /// has no session for it was saved before a restart (or the session's end is still queued):
-    /// it is told of the drop first, so it does not stay silent for a device that is gone.
+    /// Reads the saved planners. A planner that believes its device connected although this node
+    /// has seen no session of it since it started was saved before a restart: it is told of the
+    /// drop first, so it does not stay silent for a device that is gone. (A session that ended
+    /// since the start needs no such help: its `.disconnected` event is on its way, with the
+    /// unacknowledged messages that a guess here would not know.)
     private mutating func loadStates() async throws {
         let saved = try await driver.store.deliveryStates(Array(devices.keys))
         let decoder = JSONDecoder()
@@ -58,7 +60,7 @@ struct PlanningStep {
             var planner = try saved[ref].map { try decoder.decode(DevicePlanner.self, from: $0.planner) }
                 ?? DevicePlanner(policy: driver.policy(for: ref.appID))
             planner.policy = driver.policy(for: ref.appID)  // The configuration may have changed.
-            if planner.isConnected, await !driver.isConnected(ref) {
+            if planner.isConnected, await !driver.sessionSeen(ref) {
                 _ = planner.disconnected(now: now, unackedMessageIDs: [], clean: false)
                 changed.insert(ref)
             }
@@ -113,10 +115,15 @@ struct PlanningStep {
     private mutating func transition(
         _ ref: DeviceRef, _ body: (inout DevicePlanner, Device) throws -> [PlannerAction]
     ) rethrows {
-        guard let device = devices[ref], var planner = planners[ref] else { return }
+        guard let device = devices[ref], let before = planners[ref] else { return }
+        var planner = before
         let actions = try body(&planner, device)
-        planners[ref] = planner
-        changed.insert(ref)
+        // Saved only when the transition changed something: a message to a device with a live
+        // session, or one whose wake is already owed, costs no write.
+        if planner != before {
+            planners[ref] = planner
+            changed.insert(ref)
+        }
         record(actions, for: ref)
     }
 

@@ -1,6 +1,5 @@
 import BeckonStore
 import Foundation
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOWebSocket
@@ -10,84 +9,28 @@ import NIOWebSocket
 /// performs the actions it returns: frames to write, store calls (whose results are fed back),
 /// the close.
 ///
-/// The connection's own task (the one hummingbird-websocket runs the handler in) only reads the
-/// socket and queues frames in the session's inbox (`SyncSessionHandle`; at most
+/// The connection has no task of its own: `SyncChannelHandler` reads the socket on the event
+/// loop and queues messages in the session's inbox (`SyncSessionHandle`; at most
 /// `SyncLimits.maximumQueuedFrames`, beyond which the session is closed with 4029). Events are
 /// processed one at a time, in order, by a short-lived task that exists only while the inbox is
-/// not empty, so frames go out in sequence order without locks, and an idle session has no task
-/// of its own: a Swift task keeps the high-water mark of its async frames (the store calls,
-/// the writes) until it ends, which is most of an idle session's memory otherwise.
+/// not empty, so frames go out in sequence order without locks, and an idle session is a
+/// handler, a session handle and a parked driver: a Swift task keeps the high-water mark of its
+/// async frames (the store calls) until it ends, which was most of an idle session's memory.
 enum SyncConnection {
-    static func run(
-        device: Device, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, gateway: SyncGateway,
-        channel: (any Channel)?, logger: Logger
-    ) async {
+    /// Starts a session on a connection that has just been upgraded (on its event loop): the
+    /// handler goes into the pipeline, and the session registers with the hub, then processes
+    /// what the device sent meanwhile.
+    static func start(device: Device, channel: any Channel, gateway: SyncGateway) throws {
         let id = UUID().uuidString.lowercased()
         let limits = gateway.limits
         let driver = Driver(
             machine: SyncSessionStateMachine(sessionID: id, limits: limits.stateMachineLimits),
-            device: device.ref, user: device.user, outbound: outbound, store: gateway.store, hub: gateway.hub,
-            logger: logger)
+            device: device.ref, user: device.user, outbound: SyncOutbound(channel: channel), store: gateway.store,
+            hub: gateway.hub, logger: gateway.logger)
         let session = SyncSessionHandle(
-            id: id, device: device, connectedAt: gateway.now(), hub: gateway.hub, channel: channel,
-            closeTimeout: limits.closeTimeout, logger: logger, driver: driver)
-
-        guard await gateway.hub.register(session) else {
-            try? await outbound.close(.goingAway, reason: "server shutting down")
-            return
-        }
-        await read(inbound, into: session, outbound: outbound, limits: limits)
-        session.inboundEnded()
-        await session.waitUntilDone()
-    }
-
-    /// Reads the device's messages into the session's inbox until the connection ends, the
-    /// device closes, or the inbox overflows (4029).
-    ///
-    /// Frames are collated into messages here rather than with `WebSocketInboundStream.messages`,
-    /// whose iterator adds two more async frames (over 3 KiB of task memory) to every idle
-    /// connection. Same rules: a continuation must follow an unfinished text or binary frame, and
-    /// a message over `maximumFrameBytes` closes the connection with 1009.
-    private static func read(
-        _ inbound: WebSocketInboundStream, into session: SyncSessionHandle, outbound: WebSocketOutboundWriter,
-        limits: SyncLimits
-    ) async {
-        var frames = inbound.makeAsyncIterator()
-        var partial: WebSocketDataFrame?
-        do {
-            while var frame = try await frames.next() {
-                if frame.opcode == .continuation {
-                    guard var message = partial else { return try await outbound.close(.protocolError, reason: nil) }
-                    guard message.data.readableBytes + frame.data.readableBytes <= limits.maximumFrameBytes else {
-                        return try await outbound.close(.messageTooLarge, reason: nil)
-                    }
-                    message.data.writeImmutableBuffer(frame.data)
-                    message.fin = frame.fin
-                    frame = message
-                    partial = nil
-                } else if partial != nil {
-                    return try await outbound.close(.protocolError, reason: nil)
-                }
-                guard frame.data.readableBytes <= limits.maximumFrameBytes else {
-                    return try await outbound.close(.messageTooLarge, reason: nil)
-                }
-                guard frame.fin else {
-                    partial = frame
-                    continue
-                }
-                switch frame.opcode {
-                case .text:
-                    guard session.frameArrived(String(buffer: frame.data), limit: limits.maximumQueuedFrames) else {
-                        session.close(.tooMany, reason: "too many frames", end: .overloaded)
-                        return
-                    }
-                default:
-                    session.invalidFrame(.init(code: "malformed_frame", message: "frames are JSON in text messages"))
-                }
-            }
-        } catch {
-            // A broken connection: the end of the inbound side.
-        }
+            id: id, device: device, connectedAt: gateway.now(), hub: gateway.hub, logger: gateway.logger)
+        try channel.pipeline.syncOperations.addHandler(SyncChannelHandler(session: session, limits: limits))
+        session.start(driver)
     }
 
     /// The loop's state: the machine and what its actions need.
@@ -95,7 +38,7 @@ enum SyncConnection {
         var machine: SyncSessionStateMachine
         let device: DeviceRef
         let user: UserRef
-        let outbound: WebSocketOutboundWriter
+        let outbound: SyncOutbound
         let store: any BeckonStore
         let hub: SyncHub
         let logger: Logger
@@ -126,19 +69,29 @@ enum SyncConnection {
         private mutating func perform(_ initial: [SyncSessionStateMachine.Action]) async -> SyncSessionEnd? {
             var actions = initial
             var next = 0
+            // Frames are queued as they come and flushed before the next wait and at the end.
+            var unflushed = false
+            defer { if unflushed { outbound.flush() } }
             while next < actions.count {
                 let action = actions[next]
                 next += 1
+                if unflushed, action.waits {
+                    outbound.flush()
+                    unflushed = false
+                }
                 do {
                     switch action {
                     case .send(let frame):
-                        try await outbound.write(.text(frame.text))
+                        outbound.write(frame.text)
+                        unflushed = true
+                        if case .message = frame { hub.metrics.messagesSent.increment() }
                     case .loadLastSequence:
                         actions += machine.started(lastSequence: try await store.lastSequence(of: user))
                     case .fetch(let after, let limit):
                         actions += machine.fetched(try await store.messages(for: user, after: after, limit: limit))
                     case .storeAck(let upTo):
                         let cursor = try await store.ack(device: device, upTo: upTo)
+                        hub.metrics.acks.increment()
                         await hub.recordAck(device, upTo: cursor)
                     case .markRead(let ids):
                         let newlyRead = try await store.markRead(device: device, messageIDs: ids)
@@ -147,24 +100,32 @@ enum SyncConnection {
                             await hub.readElsewhere(user: user, except: device, ids: newlyRead, badge: badge)
                         }
                     case .close(let code, let reason, let end):
-                        try? await outbound.close(WebSocketErrorCode(codeNumber: Int(code.rawValue)), reason: reason)
+                        outbound.close(code, reason: reason)
+                        unflushed = false
                         return end
                     }
                 } catch {
-                    if case .send = action {
-                        // The socket is gone: the connection dropped.
-                        return machine.connectionEnded()
-                    }
                     // The store failed: end the session; the device reconnects and resumes.
                     logger.error("sync session store failure", metadata: [
                         "device": "\(device)", "session": "\(machine.sessionID)", "error": "\(error)",
                     ])
-                    try? await outbound.close(.unexpectedServerError, reason: "internal error")
+                    outbound.close(.internalError, reason: "internal error")
+                    unflushed = false
                     _ = machine.close(.internalError, reason: "internal error", end: .serverError)
                     return .serverError
                 }
             }
             return nil
+        }
+    }
+}
+
+extension SyncSessionStateMachine.Action {
+    /// Whether performing it waits (on the store or the hub): queued frames go out first.
+    fileprivate var waits: Bool {
+        switch self {
+        case .send, .close: false
+        case .loadLastSequence, .fetch, .storeAck, .markRead: true
         }
     }
 }

@@ -1,8 +1,10 @@
 import BeckonStore
 import Foundation
 import Hummingbird
-import HummingbirdWebSocket
+import Logging
 import NIOCore
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
 
 /// The limits of the sync gateway, each explicit (docs/sync-protocol.md, "Limits").
 public struct SyncLimits: Sendable, Equatable {
@@ -50,104 +52,78 @@ public struct SyncLimits: Sendable, Equatable {
     var stateMachineLimits: SyncSessionStateMachine.Limits {
         .init(defaultWindow: min(Self.defaultWindow, maximumWindow), maximumWindow: maximumWindow)
     }
-
-    /// hummingbird-websocket's settings for these limits.
-    public var webSocketConfiguration: WebSocketServerConfiguration {
-        WebSocketServerConfiguration(
-            maxFrameSize: max(maximumFrameBytes, maximumOutboundFrameBytes),
-            autoPing: pingInterval.map { .enabled(timePeriod: $0) } ?? .disabled,
-            closeTimeout: closeTimeout)
-    }
 }
 
-/// The request context of the WebSocket upgrade router: the device authenticated by
-/// `SyncAuthenticationMiddleware` travels in it to the session.
-public struct SyncRequestContext: RequestContext, WebSocketRequestContext {
-    public var coreContext: CoreRequestContextStorage
-    public let webSocket: WebSocketHandlerReference<Self>
-    /// The connection and, once `SyncAuthenticationMiddleware` has run, the device. A reference:
-    /// hummingbird-websocket keeps copies of this context in the closures and async frames of
-    /// every connection's task for as long as the connection lives, so its size counts per
-    /// idle session (a `Device` inline is about 200 bytes).
-    var upgrade: SyncUpgrade
-
-    var device: Device? { upgrade.device }
-
-    public init(source: Source) {
-        self.coreContext = .init(source: source)
-        self.webSocket = .init()
-        self.upgrade = SyncUpgrade(channel: source.channel, device: nil)
-    }
-}
-
-/// What the upgrade request carries to the session: its connection and authenticated device.
-final class SyncUpgrade: Sendable {
-    /// The connection, which the session closes if the device does not answer its close frame.
-    let channel: any Channel
-    let device: Device?
-
-    init(channel: any Channel, device: Device?) {
-        self.channel = channel
-        self.device = device
-    }
+/// What `GET /v1/sync` with an upgrade gets (`SyncGateway.decide`).
+enum SyncUpgradeDecision: Sendable {
+    /// Upgrade, with these extra response headers (the subprotocol).
+    case upgrade(Device, HTTPHeaders)
+    /// Answer with this error instead (401 before the upgrade, 429, …).
+    case refuse(APIError)
 }
 
 /// `GET /v1/sync` (docs/sync-protocol.md): the WebSocket sync gateway over a store and a hub.
+/// `SyncUpgradeChannel` asks it whether to upgrade and then starts the session
+/// (`SyncConnection.start`).
 public struct SyncGateway: Sendable {
-    let store: any BeckonStore
+    let api: BeckonAPI
     public let hub: SyncHub
     public let limits: SyncLimits
+    let logger: Logger
     let now: @Sendable () -> Date
+    /// `limits.sync-connects-per-minute` per device; nil when 0 (off).
+    let connectRate: RateLimiter?
 
-    public init(store: any BeckonStore, hub: SyncHub, limits: SyncLimits, now: @escaping @Sendable () -> Date = { Date() }) {
-        self.store = store
+    var store: any BeckonStore { api.store }
+
+    /// - Parameter connectsPerMinute: sessions a device may open per minute (a burst of as many,
+    ///   then one every 60/n s); 0: no limit.
+    init(
+        api: BeckonAPI, hub: SyncHub, limits: SyncLimits, connectsPerMinute: Int, logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.api = api
         self.hub = hub
         self.limits = limits
+        self.logger = logger
         self.now = now
+        self.connectRate = connectsPerMinute > 0 ? RateLimiter(
+            name: "sync-connects-per-minute", scope: "device", perSecond: Double(connectsPerMinute) / 60,
+            burst: Double(connectsPerMinute)) : nil
     }
 
+    static let path = "/v1/sync"
     static let subprotocol = "beckon.v1"
-    static let subprotocolHeader = HTTPFields.Element.Name("Sec-WebSocket-Protocol")!
 
-    /// The router consulted for upgrade requests only. A request it does not upgrade (a wrong
-    /// path, no or a bad credential) goes on to the HTTP router, whose `GET /v1/sync` answers
-    /// it with 401 and the usual error body (`BeckonAPI.syncWithoutUpgrade`).
-    public func router() -> Router<SyncRequestContext> {
-        let router = Router(context: SyncRequestContext.self)
-        router.add(middleware: SyncAuthenticationMiddleware(store: store))
-        router.ws("v1/sync") { request, context in
-            guard context.device != nil else { return .dontUpgrade }
-            // Answer the subprotocol if the device asked for it (RFC 6455 §4.2.2); a device that
-            // names none is served all the same.
-            let offered = request.headers[values: Self.subprotocolHeader]
-                .flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
-            var headers = HTTPFields()
-            if offered.contains(Self.subprotocol) { headers[Self.subprotocolHeader] = Self.subprotocol }
-            return .upgrade(headers)
-        } onUpgrade: { inbound, outbound, context in
-            guard let device = context.requestContext.device else { return }
-            await SyncConnection.run(
-                device: device, inbound: inbound, outbound: outbound, gateway: self,
-                channel: context.requestContext.upgrade.channel, logger: context.logger)
+    /// Decides an upgrade request, before the upgrade: the device credential (401 with the API's
+    /// usual error body, as `BeckonAPI.authenticateDevice` answers), then the device's connect
+    /// rate (429 with `Retry-After`). An upgrade to another path is 404.
+    func decide(_ head: HTTPRequestHead) async -> SyncUpgradeDecision {
+        guard head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) == Self.path else {
+            return .refuse(.notFound("only \(Self.path) is a WebSocket"))
         }
-        return router
-    }
-}
-
-/// Authenticates the upgrade request by its device credential (`Authorization: Bearer bkd_…`),
-/// before the upgrade: a request without a current credential is not upgraded.
-struct SyncAuthenticationMiddleware: RouterMiddleware {
-    typealias Context = SyncRequestContext
-    let store: any BeckonStore
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard case .device(let secret)? = BearerCredential(request),
-            let device = try await store.authenticateDevice(credential: secret)
-        else {
-            return Response(status: .unauthorized)
+        guard head.method == .GET else {
+            return .refuse(APIError(status: .methodNotAllowed, code: "method_not_allowed", message: "\(Self.path) takes GET"))
         }
-        var context = context
-        context.upgrade = SyncUpgrade(channel: context.upgrade.channel, device: device)
-        return try await next(request, context)
+        let device: Device
+        do {
+            let request = Request(head: try HTTPRequest(head, secure: false, splitCookie: false), body: .init(buffer: ByteBuffer()))
+            device = try await api.authenticateDevice(request)
+            try connectRate?.take(device.ref.description, now: now())
+        } catch let error as APIError {
+            return .refuse(error)
+        } catch let error as BeckonStoreError {
+            return .refuse(APIError(error))
+        } catch {
+            logger.error("sync upgrade failed", metadata: ["error": "\(String(reflecting: error))"])
+            return .refuse(APIError(status: .internalServerError, code: "internal", message: "internal error"))
+        }
+        // Answer the subprotocol if the device asked for it (RFC 6455 §4.2.2); a device that
+        // names none is served all the same.
+        let offered = head.headers["Sec-WebSocket-Protocol"]
+            .flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        var headers = HTTPHeaders()
+        if offered.contains(Self.subprotocol) { headers.add(name: "Sec-WebSocket-Protocol", value: Self.subprotocol) }
+        return .upgrade(device, headers)
     }
 }

@@ -1,7 +1,7 @@
 import BeckonStore
 import Foundation
 import Logging
-import NIOCore
+import Metrics
 import ServiceLifecycle
 import Synchronization
 
@@ -32,7 +32,9 @@ public struct SyncPresence: Sendable, Equatable {
 /// processes events until the inbox is empty again, then parks the driver and ends. A Swift task
 /// keeps every slab of async frames it ever used until it ends, so a long-lived task per session
 /// that once ran the store calls of `hello` would hold that memory for the life of the
-/// connection (see `SyncConnection`).
+/// connection (see `SyncConnection`). Until the hub has registered the session (`start`), events
+/// only queue: a wake-up cannot reach a session the hub does not know yet, so the session must
+/// not read the store before.
 final class SyncSessionHandle: Sendable {
     enum Event: Sendable {
         case frame(String)
@@ -50,15 +52,11 @@ final class SyncSessionHandle: Sendable {
         var framesQueued = 0
         /// Coalesces wake-ups: one `newMessages` waits in the queue at most.
         var wakeQueued = false
-        /// The driver while no task processes events; nil while one does, and once closed.
+        /// The driver while no task processes events; nil before `start`, while a task
+        /// processes events, and once closed.
         var driver: SyncConnection.Driver?
         /// The session ended: events are no longer queued.
         var closed = false
-        /// The connection's reader has stopped.
-        var inboundEnded = false
-        /// The session ended and left the hub.
-        var done = false
-        var doneWaiter: CheckedContinuation<Void, Never>?
     }
 
     let id: String
@@ -66,26 +64,38 @@ final class SyncSessionHandle: Sendable {
     let user: UserRef
     let connectedAt: Date
     private let hub: SyncHub
-    /// Closed `closeTimeout` after the session ends, if the device has not answered the close
-    /// frame by then (the reader ends with the connection).
-    private let channel: (any Channel)?
-    private let closeTimeout: Duration
     private let logger: Logger
-    private let inbox: Mutex<Inbox>
+    private let inbox = Mutex(Inbox())
 
-    init(
-        id: String, device: Device, connectedAt: Date, hub: SyncHub, channel: (any Channel)?, closeTimeout: Duration,
-        logger: Logger, driver: SyncConnection.Driver
-    ) {
+    init(id: String, device: Device, connectedAt: Date, hub: SyncHub, logger: Logger) {
         self.id = id
         self.ref = device.ref
         self.user = device.user
         self.connectedAt = connectedAt
         self.hub = hub
-        self.channel = channel
-        self.closeTimeout = closeTimeout
         self.logger = logger
-        self.inbox = Mutex(Inbox(driver: driver))
+    }
+
+    /// Registers the session with the hub (which replaces an older session of the device), then
+    /// processes what was queued meanwhile. While the server shuts down, the session is closed
+    /// with 1001 at once instead.
+    func start(_ driver: SyncConnection.Driver) {
+        Task.detached {
+            let registered = await self.hub.register(self)
+            let driver: SyncConnection.Driver? = self.inbox.withLock { inbox in
+                if !registered {
+                    inbox.events = [.close(.goingAway, reason: "server shutting down", end: .shutdown)]
+                    inbox.framesQueued = 0
+                    inbox.wakeQueued = false
+                }
+                guard !inbox.events.isEmpty else {
+                    inbox.driver = driver
+                    return nil
+                }
+                return driver
+            }
+            if let driver { await self.process(driver) }
+        }
     }
 
     // MARK: Posting events
@@ -122,27 +132,9 @@ final class SyncSessionHandle: Sendable {
 
     func invalidFrame(_ violation: SyncProtocolViolation) { post(.invalidFrame(violation)) }
 
-    /// The connection's reader stopped (the device closed, the connection dropped, or the
-    /// session was closed and the device answered).
-    func inboundEnded() {
-        post { inbox in
-            inbox.inboundEnded = true
-            inbox.events.append(.inboundEnded)
-            return true
-        }
-    }
-
-    /// Returns once the session has ended and left the hub.
-    func waitUntilDone() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = inbox.withLock { inbox in
-                if inbox.done { return true }
-                inbox.doneWaiter = continuation
-                return false
-            }
-            if done { continuation.resume() }
-        }
-    }
+    /// The connection ended (the device closed, the connection dropped, or the session was
+    /// closed and the device answered or timed out).
+    func inboundEnded() { post(.inboundEnded) }
 
     private func post(_ event: Event) {
         post { inbox in
@@ -196,25 +188,15 @@ final class SyncSessionHandle: Sendable {
         }
     }
 
+    /// The close frame is out (or the connection is gone); `SyncChannelHandler` closes the
+    /// connection when the device answers or after the close timeout.
     private func finish(_ end: SyncSessionEnd) async {
-        let readerRunning = inbox.withLock { inbox in
+        inbox.withLock { inbox in
             inbox.closed = true
             inbox.events = []
-            return !inbox.inboundEnded
         }
         await hub.unregister(self, end: end)
         logger.debug("sync session ended", metadata: ["device": "\(ref)", "session": "\(id)", "end": "\(end.rawValue)"])
-        if readerRunning, let channel {
-            // The device answers our close frame and the reader then ends by itself; do not
-            // wait longer for a peer that does not.
-            channel.eventLoop.scheduleTask(in: TimeAmount(closeTimeout)) { channel.close(promise: nil) }
-        }
-        let waiter = inbox.withLock { inbox in
-            inbox.done = true
-            defer { inbox.doneWaiter = nil }
-            return inbox.doneWaiter
-        }
-        waiter?.resume()
     }
 }
 
@@ -234,9 +216,13 @@ public actor SyncHub: Service {
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     private let now: @Sendable () -> Date
     private let observers = Mutex<[@Sendable (DeliveryEvent) -> Void]>([])
+    let metrics: SyncMetrics
 
-    public init(now: @escaping @Sendable () -> Date = { Date() }) {
+    /// - Parameter metricsFactory: where `beckon_sync_*` go; the process-wide factory
+    ///   (`MetricsSystem.bootstrap`) if nil.
+    public init(now: @escaping @Sendable () -> Date = { Date() }, metricsFactory: (any MetricsFactory)? = nil) {
         self.now = now
+        self.metrics = SyncMetrics(factory: metricsFactory ?? MetricsSystem.factory)
     }
 
     // MARK: For the rest of the server
@@ -299,9 +285,12 @@ public actor SyncHub: Service {
         if let previous = sessionsByDevice[ref] {
             previous.close(.replaced, reason: "replaced by a newer session", end: .replaced)
             record(end: .replaced, of: ref)
+            metrics.ended(.replaced)
             emit(.disconnected(ref, clean: false, at: now()))
         }
         sessionsByDevice[ref] = session
+        metrics.opened.increment()
+        metrics.sessions.record(sessionsByDevice.count)
         devicesByUser[session.user, default: []].insert(ref)
         presenceByDevice[ref, default: SyncPresence()].connectedSince = session.connectedAt
         emit(.connected(ref, at: session.connectedAt))
@@ -317,6 +306,8 @@ public actor SyncHub: Service {
         devicesByUser[session.user]?.remove(ref)
         if devicesByUser[session.user]?.isEmpty == true { devicesByUser[session.user] = nil }
         record(end: end, of: ref)
+        metrics.ended(end)
+        metrics.sessions.record(sessionsByDevice.count)
         presenceByDevice[ref]?.connectedSince = nil
         emit(.disconnected(ref, clean: end == .clean, at: now()))
         if sessionsByDevice.isEmpty {

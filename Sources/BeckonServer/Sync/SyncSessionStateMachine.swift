@@ -13,7 +13,7 @@ public enum SyncCloseCode: UInt16, Sendable {
 }
 
 /// How a session ended, as presence records it.
-public enum SyncSessionEnd: String, Sendable, Codable {
+public enum SyncSessionEnd: String, Sendable, Codable, CaseIterable {
     /// The device said `bye`.
     case clean
     /// The connection ended without `bye`: a network drop, the app killed or suspended, or a
