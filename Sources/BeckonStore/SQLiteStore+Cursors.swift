@@ -61,7 +61,10 @@ extension SQLiteStore {
                     ON CONFLICT DO NOTHING
                     """
                 ).execute(arguments: [device.appID, userID, id, device.deviceID, now])
-                if !readBefore { newlyRead.append(id) }
+                if !readBefore {
+                    newlyRead.append(id)
+                    try Self.countAsRead(db, appID: device.appID, userID: userID, messageID: id)
+                }
             }
             return newlyRead
         }
@@ -71,27 +74,39 @@ extension SQLiteStore {
         try await unreadCounts(of: [user])[user] ?? 0
     }
 
+    /// The counter (messages without expiry) plus the unexpired rows of `unread_expiring`:
+    /// two index lookups, whatever the size of the mailbox.
     public func unreadCounts(of users: [UserRef]) async throws -> [UserRef: Int] {
         let now = timestamp
         return try await writer.read { db in
-            let statement = try db.cachedStatement(sql: Self.unreadCountSQL)
+            let counter = try db.cachedStatement(sql: "SELECT unread FROM user_sequence WHERE app_id = ? AND user_id = ?")
+            let expiring = try db.cachedStatement(sql: """
+                SELECT count(*) FROM unread_expiring WHERE app_id = ? AND user_id = ? AND expires_at > ?
+                """)
             var counts: [UserRef: Int] = [:]
             for user in users {
-                counts[user] = try Int.fetchOne(statement, arguments: [user.appID, user.userID, now]) ?? 0
+                let lasting = try Int.fetchOne(counter, arguments: [user.appID, user.userID]) ?? 0
+                let unexpired = try Int.fetchOne(expiring, arguments: [user.appID, user.userID, now]) ?? 0
+                counts[user] = lasting + unexpired
             }
             return counts
         }
     }
 
-    private static let unreadCountSQL: String = {
-        let counted = MessageKind.allCases.filter(\.countsAsUnread).map { "'\($0.rawValue)'" }.joined(separator: ", ")
-        return """
-            SELECT count(*) FROM mailbox mb JOIN message m ON m.id = mb.message_id
-            WHERE mb.app_id = ? AND mb.user_id = ? AND m.kind IN (\(counted))
-              AND (m.expires_at IS NULL OR m.expires_at > ?)
-              AND NOT EXISTS (
-                  SELECT 1 FROM message_read r
-                  WHERE r.app_id = mb.app_id AND r.user_id = mb.user_id AND r.message_id = mb.message_id)
-            """
-    }()
+    /// A message became read for its user: it stops counting (see the v4 migration).
+    private static func countAsRead(_ db: Database, appID: String, userID: String, messageID: String) throws {
+        guard let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT kind, expires_at FROM message WHERE id = ?"), arguments: [messageID]),
+            let kind = MessageKind(rawValue: row["kind"]), kind.countsAsUnread
+        else { return }
+        if (row["expires_at"] as Int64?) == nil {
+            try db.cachedStatement(sql: """
+                UPDATE user_sequence SET unread = max(unread - 1, 0) WHERE app_id = ? AND user_id = ?
+                """
+            ).execute(arguments: [appID, userID])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM unread_expiring WHERE app_id = ? AND user_id = ? AND message_id = ?")
+                .execute(arguments: [appID, userID, messageID])
+        }
+    }
 }

@@ -114,16 +114,26 @@ extension SQLiteStore {
 
         var positions: [MailboxPosition] = []
         positions.reserveCapacity(message.recipients.count)
+        // Unread counting (see the v4 migration): a counter for messages that never expire.
+        let counts = stored.kind.countsAsUnread
+        let counterIncrement = counts && stored.expiresAt == nil ? 1 : 0
         for userID in message.recipients {
             // Inside the write transaction, so two appends can never be handed the same number,
             // and a rolled-back append hands back its numbers with the rest of its work.
             let sequence = try Int64.fetchOne(
                 db.cachedStatement(sql: """
-                    INSERT INTO user_sequence (app_id, user_id, last_sequence) VALUES (?, ?, 1)
-                    ON CONFLICT (app_id, user_id) DO UPDATE SET last_sequence = last_sequence + 1
+                    INSERT INTO user_sequence (app_id, user_id, last_sequence, unread) VALUES (?, ?, 1, ?)
+                    ON CONFLICT (app_id, user_id) DO UPDATE SET last_sequence = last_sequence + 1,
+                        unread = unread + excluded.unread
                     RETURNING last_sequence
                     """),
-                arguments: [appID, userID])!
+                arguments: [appID, userID, counterIncrement])!
+            if counts, let expiresAt = stored.expiresAt {
+                try db.cachedStatement(sql: """
+                    INSERT INTO unread_expiring (app_id, user_id, message_id, expires_at) VALUES (?, ?, ?, ?)
+                    """
+                ).execute(arguments: [appID, userID, stored.id, expiresAt.millisecondsSince1970])
+            }
             try db.cachedStatement(sql: "INSERT INTO mailbox (app_id, user_id, sequence, message_id) VALUES (?, ?, ?, ?)")
                 .execute(arguments: [appID, userID, sequence, stored.id])
             positions.append(MailboxPosition(userID: userID, sequence: sequence))

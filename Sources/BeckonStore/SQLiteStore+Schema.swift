@@ -171,6 +171,35 @@ extension SQLiteStore {
             // The key content pushes are sealed with for the device's extension (issue 5).
             try db.execute(sql: "ALTER TABLE device ADD COLUMN content_key BLOB")
         }
+        migrator.registerMigration("v4-unread-counters") { db in
+            // The badge is read for every push the planner decides: counting a user's whole
+            // mailbox each time grew with the mailbox. Unread messages are counted as they come
+            // and go instead: a counter for those that never expire, and a small table for those
+            // that do (they stop counting at their expiry, which a counter cannot see).
+            let counted = MessageKind.allCases.filter(\.countsAsUnread).map { "'\($0.rawValue)'" }.joined(separator: ", ")
+            try db.execute(sql: """
+                ALTER TABLE user_sequence ADD COLUMN unread INTEGER NOT NULL DEFAULT 0;
+                CREATE TABLE unread_expiring (
+                    app_id TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    message_id TEXT NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+                    expires_at INTEGER NOT NULL,
+                    PRIMARY KEY (app_id, user_id, message_id)
+                ) WITHOUT ROWID;
+                UPDATE user_sequence SET unread = (
+                    SELECT count(*) FROM mailbox mb JOIN message m ON m.id = mb.message_id
+                    WHERE mb.app_id = user_sequence.app_id AND mb.user_id = user_sequence.user_id
+                      AND m.kind IN (\(counted)) AND m.expires_at IS NULL
+                      AND NOT EXISTS (SELECT 1 FROM message_read r WHERE r.app_id = mb.app_id
+                                      AND r.user_id = mb.user_id AND r.message_id = mb.message_id));
+                INSERT INTO unread_expiring (app_id, user_id, message_id, expires_at)
+                    SELECT mb.app_id, mb.user_id, mb.message_id, m.expires_at
+                    FROM mailbox mb JOIN message m ON m.id = mb.message_id
+                    WHERE m.kind IN (\(counted)) AND m.expires_at IS NOT NULL
+                      AND NOT EXISTS (SELECT 1 FROM message_read r WHERE r.app_id = mb.app_id
+                                      AND r.user_id = mb.user_id AND r.message_id = mb.message_id);
+                """)
+        }
         return migrator
     }()
 }

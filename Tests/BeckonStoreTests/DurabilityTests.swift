@@ -57,20 +57,20 @@ import Testing
             let path = directory + "/beckon.sqlite"
             let store = try SQLiteStore(path: path)
             let applied = try await store.appliedMigrations()
-            #expect(applied == ["v1", "v2-delivery", "v3-content-key"])
+            #expect(applied == ["v1", "v2-delivery", "v3-content-key", "v4-unread-counters"])
             let tables = try await store.writer.read { db in
                 try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'grdb_%' ORDER BY name")
             }
             #expect(tables == [
                 "api_key", "app", "delivery_state", "device", "device_cursor", "mailbox", "message", "message_read",
-                "push_outbox", "user_sequence",
+                "push_outbox", "unread_expiring", "user_sequence",
             ])
             try await store.createApp(.fixture())
             try store.close()
 
             for _ in 0..<2 {
                 let reopened = try SQLiteStore(path: path)
-                #expect(try await reopened.appliedMigrations() == ["v1", "v2-delivery", "v3-content-key"])
+                #expect(try await reopened.appliedMigrations() == ["v1", "v2-delivery", "v3-content-key", "v4-unread-counters"])
                 #expect(try await reopened.apps().map(\.id) == ["chat"])
                 try reopened.close()
             }
