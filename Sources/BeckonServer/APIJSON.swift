@@ -16,14 +16,12 @@ enum APIJSON {
         return Array((try? encoder.encode(value)) ?? Data("null".utf8))
     }
 
-    /// Parses a request body. The error says where the JSON broke when Foundation tells.
+    /// Parses a request body; the error says where the JSON broke.
     static func parse(_ bytes: some Collection<UInt8>) throws(APIError) -> JSONValue {
         do {
-            return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
-        } catch let DecodingError.dataCorrupted(context) {
-            throw .malformedJSON(String(describing: context.underlyingError.map { "\($0)" } ?? context.debugDescription))
+            return try JSONParser.parse(bytes)
         } catch {
-            throw .malformedJSON("\(error)")
+            throw .malformedJSON(error.description)
         }
     }
 
