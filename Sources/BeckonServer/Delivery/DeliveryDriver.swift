@@ -31,6 +31,14 @@ final class DeliveryDriver: Service, Sendable {
     private let events: AsyncStream<DeliveryEvent>
     private let continuation: AsyncStream<DeliveryEvent>.Continuation
     private let backlog = NIOLockedValueBox(0)
+    /// Devices whose deadline is queued and not planned yet, so a slow batch is not queued twice.
+    private let queuedDeadlines = NIOLockedValueBox(Set<DeviceRef>())
+    /// The planners as last saved, so a busy device's state is not read and decoded from the
+    /// database for every batch. Only this driver writes them (one node per database today; with
+    /// several nodes this cache would need the database's invalidation, LISTEN/NOTIFY).
+    let planners = NIOLockedValueBox([DeviceRef: DevicePlanner]())
+    /// Most planners kept in `planners`; beyond it the cache starts over.
+    let plannerCacheLimit = 200_000
 
     init(
         store: any BeckonStore, policies: [String: DeliveryPolicy], dispatcher: PushDispatcher, metrics: DeliveryMetrics,
@@ -83,12 +91,15 @@ final class DeliveryDriver: Service, Sendable {
         }
     }
 
+    /// Every `tick`, queues the deadlines that have come. They go through the same queue as
+    /// every other event, so one device's planner is never in two transitions at once.
     private func wakeDuePlanners() async {
         while !Task.isCancelled {
             do {
                 let due = try await store.dueDeliveryStates(before: now(), limit: batchSize)
-                if !due.isEmpty { await planDeadlines(due) }
-                if due.count < batchSize { try await Task.sleep(for: tick) }
+                let fresh = queuedDeadlines.withLockedValue { queued in due.filter { queued.insert($0).inserted } }
+                for device in fresh { submit(.deadline(device)) }
+                try await Task.sleep(for: tick)
             } catch is CancellationError {
                 return
             } catch {
@@ -102,6 +113,10 @@ final class DeliveryDriver: Service, Sendable {
 
     /// One batch of events: load, apply, save, hand the pushes to the dispatcher.
     func plan(_ batch: [DeliveryEvent]) async {
+        defer {
+            let planned = batch.compactMap { if case .deadline(let device) = $0 { device } else { nil } }
+            if !planned.isEmpty { queuedDeadlines.withLockedValue { $0.subtract(planned) } }
+        }
         do {
             var step = try await PlanningStep(driver: self, devicesFor: batch)
             for event in batch { try await step.apply(event) }
@@ -110,16 +125,6 @@ final class DeliveryDriver: Service, Sendable {
             // The messages are in the mailbox whatever happens here; the device syncs them when
             // it next connects. Only the push for them is lost, and said so.
             logger.error("planning failed", metadata: ["error": "\(error)", "events": "\(batch.count)"])
-        }
-    }
-
-    func planDeadlines(_ devices: [DeviceRef]) async {
-        do {
-            var step = try await PlanningStep(driver: self, devices: devices)
-            for device in devices { try await step.deadline(device) }
-            try await step.save()
-        } catch {
-            logger.error("planning deadlines failed", metadata: ["error": "\(error)"])
         }
     }
 

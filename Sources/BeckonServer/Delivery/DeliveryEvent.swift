@@ -16,4 +16,6 @@ enum DeliveryEvent: Sendable {
     case read(user: UserRef, by: DeviceRef, ids: [String], at: Date)
     /// APNs refused a push for good: it proves nothing about the app (no wake measured).
     case pushFailed(DeviceRef, pushID: UUID, at: Date)
+    /// The device's planner asked to be woken by now (`DevicePlanner.nextDeadline`).
+    case deadline(DeviceRef)
 }

@@ -25,7 +25,7 @@ struct PlanningStep {
             case .messageAppended(_, let recipients): users.formUnion(recipients)
             case .read(let user, _, _, _): users.insert(user)
             case .connected(let device, _), .disconnected(let device, _, _), .acknowledged(let device, _),
-                .pushFailed(let device, _, _):
+                .pushFailed(let device, _, _), .deadline(let device):
                 single.insert(device)
             }
         }
@@ -41,24 +41,19 @@ struct PlanningStep {
         try await loadStates()
     }
 
-    init(driver: DeliveryDriver, devices refs: [DeviceRef]) async throws {
-        self.driver = driver
-        self.now = driver.now()
-        devices = try await driver.store.devices(refs)
-        try await loadStates()
-    }
-
     /// Reads the saved planners. A planner that believes its device connected although this node
     /// has seen no session of it since it started was saved before a restart: it is told of the
     /// drop first, so it does not stay silent for a device that is gone. (A session that ended
     /// since the start needs no such help: its `.disconnected` event is on its way, with the
     /// unacknowledged messages that a guess here would not know.)
     private mutating func loadStates() async throws {
-        let saved = try await driver.store.deliveryStates(Array(devices.keys))
+        let cached = driver.planners.withLockedValue { cache in devices.keys.compactMap { ref in cache[ref].map { (ref, $0) } } }
+        var known = Dictionary(uniqueKeysWithValues: cached)
+        let saved = try await driver.store.deliveryStates(devices.keys.filter { known[$0] == nil })
         let decoder = JSONDecoder()
+        for (ref, state) in saved { known[ref] = try decoder.decode(DevicePlanner.self, from: state.planner) }
         for ref in devices.keys {
-            var planner = try saved[ref].map { try decoder.decode(DevicePlanner.self, from: $0.planner) }
-                ?? DevicePlanner(policy: driver.policy(for: ref.appID))
+            var planner = known[ref] ?? DevicePlanner(policy: driver.policy(for: ref.appID))
             planner.policy = driver.policy(for: ref.appID)  // The configuration may have changed.
             if planner.isConnected, await !driver.sessionSeen(ref) {
                 _ = planner.disconnected(now: now, unackedMessageIDs: [], clean: false)
@@ -103,12 +98,11 @@ struct PlanningStep {
             }
         case .pushFailed(let ref, let pushID, _):
             try transition(ref) { planner, _ in planner.pushFailed(pushID: pushID, now: now) }
+        case .deadline(let ref):
+            try transition(ref) { planner, device in
+                planner.deadlineReached(device: PlannerDevice(device, contentKey: device.contentKey), now: now)
+            }
         }
-    }
-
-    mutating func deadline(_ ref: DeviceRef) async throws {
-        let now = self.now
-        try transition(ref) { planner, device in planner.deadlineReached(device: PlannerDevice(device, contentKey: device.contentKey), now: now) }
     }
 
     /// Runs one planner transition for a device that still exists and records its actions.
@@ -165,6 +159,12 @@ struct PlanningStep {
                 unreachable: planner.isUnreachable))
         }
         try await driver.store.saveDelivery(batch)
+        let saved = changed.compactMap { ref in planners[ref].map { (ref, $0) } }
+        let limit = driver.plannerCacheLimit
+        driver.planners.withLockedValue { cache in
+            if cache.count + saved.count > limit { cache.removeAll(keepingCapacity: true) }
+            for (ref, planner) in saved { cache[ref] = planner }
+        }
         if !batch.pushes.isEmpty { driver.dispatcher.wake() }
     }
 
