@@ -9,8 +9,10 @@ import Foundation
 ///
 /// Push ids come from `newPushID` on each event (random by default; tests pass a sequence).
 public struct DevicePlanner: Hashable, Sendable, Codable {
-    /// The app's settings. The driver may replace them between events.
-    public var policy: DeliveryPolicy
+    /// The app's settings. The driver may replace them between events. Not part of the saved
+    /// state: it is the app's configuration, which the driver sets again after decoding (and
+    /// leaving it out keeps the state saved at every change small).
+    public var policy: DeliveryPolicy = DeliveryPolicy()
     /// Whether the device has a live sync session. While it does, messages travel over it and are
     /// never pushed.
     public internal(set) var isConnected: Bool = false
@@ -25,6 +27,10 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
     var repush: RepushSchedule?
     var calls: [RingingCall] = []
     var measured: [MeasuredPush] = []
+
+    private enum CodingKeys: String, CodingKey {
+        case isConnected, isUnreachable, unreadCount, throttle, watch, owed, repush, calls, measured
+    }
 
     public init(policy: DeliveryPolicy = DeliveryPolicy()) {
         self.policy = policy

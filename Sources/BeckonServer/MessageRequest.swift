@@ -37,7 +37,7 @@ struct MessageRequest {
         }
         kind = try reader.enumeration("kind", MessageKind.self) ?? .message
         urgency = try reader.enumeration("urgency", MessageUrgency.self) ?? .normal
-        payload = reader.value("payload").map { Data(APIJSON.encode($0)) } ?? Data()
+        payload = reader.value("payload").map { Data($0.canonicalBytes) } ?? Data()
 
         if let notification = try reader.object("notification", allowed: Self.notificationFields) {
             hints = NotificationHints(

@@ -41,4 +41,17 @@ import Testing
         let theirs = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
         #expect(ours == theirs)
     }
+
+    @Test func canonicalBytesAreWhatJSONEncoderWritesWithSortedKeys() throws {
+        for text in [
+            #"{"b":[1,-2.5,300,true,false,null],"a":{"y":"line\nbreak \"q\" \\ /","x":"é😀\u0001"},"n":-7}"#,
+            #"[]"#, #"{}"#, #""just a string""#, "0.1", "-0", "12345678901234",
+        ] {
+            let value = try parse(text)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let expected = try encoder.encode(value)
+            #expect(String(decoding: value.canonicalBytes, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        }
+    }
 }

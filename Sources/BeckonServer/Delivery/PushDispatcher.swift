@@ -89,6 +89,8 @@ final class PushDispatcher: Sendable {
                         due = try await store.pendingPushes(before: now(), limit: 1024)
                         // The devices' current tokens, in one read for the page.
                         devices = try await store.devices(Array(Set(due.map(\.device))))
+                    } catch is CancellationError {
+                        return  // Shutting down.
                     } catch {
                         logger.error("reading the push outbox failed", metadata: ["error": "\(error)"])
                         break
