@@ -169,15 +169,20 @@ struct PreparedMessage: Sendable {
         self.recipients = recipients
         self.hintsJSON = try new.hints.map(StoreJSON.encode)
 
-        struct Canonical: Encodable {
-            var kind: MessageKind
-            var recipients: [String]
-            var payload: Data
-            var hints: NotificationHints?
-            var urgency: MessageUrgency
+        // Each field length-prefixed, so no two different messages hash the same bytes. Hashed
+        // directly rather than through a JSON rendering, which cost more than the insert.
+        var hasher = SHA256()
+        func field(_ bytes: some Collection<UInt8>) {
+            withUnsafeBytes(of: UInt64(bytes.count).bigEndian) { hasher.update(bufferPointer: $0) }
+            hasher.update(data: Array(bytes))
         }
-        let canonical = try StoreJSON.encode(Canonical(
-            kind: new.kind, recipients: recipients.sorted(), payload: new.payload, hints: new.hints, urgency: new.urgency))
-        self.fingerprint = Data(SHA256.hash(data: Data(canonical.utf8)))
+        field(Array("beckon-message-v2".utf8))
+        field(Array(new.kind.rawValue.utf8))
+        field(Array(new.urgency.rawValue.utf8))
+        field(Array(String(recipients.count).utf8))
+        for recipient in recipients.sorted() { field(Array(recipient.utf8)) }
+        field(Array(new.payload))
+        field(Array((hintsJSON ?? "").utf8))
+        self.fingerprint = Data(hasher.finalize())
     }
 }
