@@ -4,40 +4,53 @@ import GRDB
 /// Runs concurrent small writes in shared transactions, so that many of them pay for one fsync.
 ///
 /// With `synchronous = FULL` every commit waits for the disk (a few milliseconds here), which
-/// alone would cap appends at a few hundred commits a second. Each caller queues its work and then
-/// asks GRDB's serial writer for a turn; whichever turn comes first takes everything queued so far
-/// and runs it in one transaction, each piece in its own savepoint so one failing piece does not
-/// undo the others. A caller's turn can only come after the turn that took its work has finished,
-/// so when its own turn returns, its outcome is known. Nothing is reported before the commit.
+/// alone would cap appends at a few hundred commits a second. Callers queue their work and wait;
+/// one drainer at a time takes everything queued so far and runs it on GRDB's writer in one
+/// transaction, each piece in its own savepoint so one failing piece does not undo the others,
+/// then answers each caller after the commit — nothing is reported before it is durable. While a
+/// commit is under way new work piles up for the next one, so the batch grows with the load. One
+/// writer turn per batch, not one per caller: each turn is a hop through GRDB's queue.
 final class GroupCommit: @unchecked Sendable {
     private let writer: any DatabaseWriter
     private let lock = NSLock()
     private var queue: [any PendingWrite] = []
+    private var draining = false
 
     init(writer: any DatabaseWriter) {
         self.writer = writer
     }
 
     func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        let pending = Pending(work)
-        lock.withLock { queue.append(pending) }
-        do {
-            try await writer.writeWithoutTransaction { db in self.drain(db) }
-        } catch {
-            // Our turn never ran (a cancelled task). Withdraw the work if no other turn took it;
-            // if one did, its outcome is unknown to our caller, as with any failed commit, and a
-            // retry is safe with an idempotency key.
-            let withdrawn = lock.withLock {
-                if let index = queue.firstIndex(where: { $0 === pending }) {
-                    queue.remove(at: index)
-                    return true
-                }
-                return false
+        try await withCheckedThrowingContinuation { continuation in
+            let pending = Pending(work, continuation: continuation)
+            let startDrainer = lock.withLock {
+                queue.append(pending)
+                defer { draining = true }
+                return !draining
             }
-            if withdrawn { throw error }
+            // Not a child of the caller: a caller that goes away must not take the batch with it.
+            if startDrainer { Task { await self.drainWhileQueued() } }
         }
-        guard let outcome = pending.outcome else { throw CancellationError() }
-        return try outcome.get()
+    }
+
+    private func drainWhileQueued() async {
+        while true {
+            let more = lock.withLock {
+                if queue.isEmpty { draining = false }
+                return !queue.isEmpty
+            }
+            guard more else { return }
+            do {
+                try await writer.writeWithoutTransaction { db in self.drain(db) }
+            } catch {
+                // The writer refused the turn (closed): nothing ran; tell whoever is queued.
+                let batch = lock.withLock {
+                    defer { queue.removeAll(keepingCapacity: true) }
+                    return queue
+                }
+                for pending in batch { pending.fail(error) }
+            }
+        }
     }
 
     /// Runs on the writer connection, outside any transaction.
@@ -71,36 +84,34 @@ private protocol PendingWrite: AnyObject, Sendable {
 
 private final class Pending<T: Sendable>: PendingWrite, @unchecked Sendable {
     private let work: @Sendable (Database) throws -> T
-    private let lock = NSLock()
+    private let continuation: CheckedContinuation<T, any Error>
+    /// Set inside the transaction, reported only once it has committed. Touched only on the
+    /// writer's queue, one drain at a time.
     private var staged: Result<T, any Error>?
-    private var published: Result<T, any Error>?
 
-    init(_ work: @escaping @Sendable (Database) throws -> T) {
+    init(_ work: @escaping @Sendable (Database) throws -> T, continuation: CheckedContinuation<T, any Error>) {
         self.work = work
+        self.continuation = continuation
     }
 
-    var outcome: Result<T, any Error>? { lock.withLock { published } }
-
     func run(in db: Database) {
-        var result: Result<T, any Error>
         do {
             var value: T?
             try db.inSavepoint {
                 value = try work(db)
                 return .commit
             }
-            result = .success(value!)
+            staged = .success(value!)
         } catch {
-            result = .failure(error)
+            staged = .failure(error)
         }
-        lock.withLock { staged = result }
     }
 
     func publish() {
-        lock.withLock { published = staged }
+        continuation.resume(with: staged ?? .failure(CancellationError()))
     }
 
     func fail(_ error: any Error) {
-        lock.withLock { published = .failure(error) }
+        continuation.resume(throwing: error)
     }
 }
