@@ -4,6 +4,8 @@
 # the start (Apple allows 1 until a valid token), because h2load opens all its streams before it
 # reads the server's SETTINGS and would see the extra ones refused. Usage:
 #   scripts/bench-apns.sh [COUNT] [CONNECTIONS] [STREAMS_PER_CONNECTION]
+# SCRATCH_PATH picks the build directory (default .build); BENCH_ARGS adds options to
+# `beckon bench apns` (e.g. BENCH_ARGS=--executor-preference).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT=${1:-200000}
@@ -14,8 +16,9 @@ WORK=$(mktemp -d)
 EMULATOR=; trap 'kill $EMULATOR 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 command -v h2load >/dev/null || { echo "h2load missing: apt-get install nghttp2-client" >&2; exit 1; }
-swift build -c release --product beckon >/dev/null
-BECKON=$(swift build -c release --show-bin-path)/beckon
+SCRATCH_PATH=${SCRATCH_PATH:-.build}
+swift build -c release --product beckon --scratch-path "$SCRATCH_PATH" >/dev/null
+BECKON=$(swift build -c release --scratch-path "$SCRATCH_PATH" --show-bin-path)/beckon
 
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/AuthKey.p8" 2>/dev/null
 TEAM=TEAM123456; KEY=KEY1234567; TOPIC=com.example.bench
@@ -28,7 +31,7 @@ CA="$WORK/ca.pem"
 echo "== beckon bench apns (client: $CONNECTIONS connections, $((CONNECTIONS * STREAMS)) in flight)"
 "$BECKON" bench apns --host 127.0.0.1 --port $PORT --ca-file "$CA" \
     --team-id $TEAM --key-id $KEY --key-file "$WORK/AuthKey.p8" --topic $TOPIC \
-    --connections "$CONNECTIONS" --concurrency $((CONNECTIONS * STREAMS)) --count "$COUNT"
+    --connections "$CONNECTIONS" --concurrency $((CONNECTIONS * STREAMS)) --count "$COUNT" ${BENCH_ARGS:-}
 
 # The same request h2load sends: same headers, same 100-byte alert body, same token auth.
 JWT=$("$BECKON" jwt --team-id $TEAM --key-id $KEY --key-file "$WORK/AuthKey.p8")

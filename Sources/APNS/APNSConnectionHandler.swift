@@ -4,13 +4,45 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP2
 
-/// One request on its way to a connection.
-struct APNSStreamRequest: Sendable {
-    var request: APNSRequest
+/// Where the answer to one request goes: the `send` that waits for it, resumed exactly once,
+/// straight from the thread that finishes the request (no promise, no future, no callback).
+/// Debug builds (the tests) use checked continuations, which trap on a second resume and report
+/// one that is never resumed; release builds skip the check's allocation on the send path.
+#if DEBUG
+typealias APNSResponseContinuation = CheckedContinuation<APNSResponse, any Error>
+
+func withAPNSResponseContinuation(_ body: (APNSResponseContinuation) -> Void) async throws -> APNSResponse {
+    try await withCheckedThrowingContinuation(body)
+}
+#else
+typealias APNSResponseContinuation = UnsafeContinuation<APNSResponse, any Error>
+
+func withAPNSResponseContinuation(_ body: (APNSResponseContinuation) -> Void) async throws -> APNSResponse {
+    try await withUnsafeThrowingContinuation(body)
+}
+#endif
+
+/// One attempt at a request on its way to a connection.
+///
+/// A class: it passes through the pool, a batch and the open streams by reference, instead of
+/// copying (and retaining every string of) the request at each step.
+final class APNSStreamRequest: Sendable {
+    let request: APNSRequest
     /// `bearer <JWT>` for token connections; nil on certificate connections.
-    var authorization: String?
-    var deadline: NIODeadline
-    var promise: EventLoopPromise<APNSResponse>
+    let authorization: String?
+    let deadline: NIODeadline
+    /// Resumed exactly once: whoever takes the request out of a queue, a batch or the open
+    /// streams answers it.
+    let continuation: APNSResponseContinuation
+
+    init(request: APNSRequest, authorization: String?, deadline: NIODeadline, continuation: APNSResponseContinuation) {
+        self.request = request
+        self.authorization = authorization
+        self.deadline = deadline
+        self.continuation = continuation
+    }
+
+    func fail(_ error: any Error) { continuation.resume(throwing: error) }
 }
 
 /// What a connection tells its pool. Delivered on the connection's event loop.
@@ -26,16 +58,15 @@ enum APNSConnectionEvent: Sendable {
 ///
 /// It sits after `NIOHTTP2Handler` in its inline mode and speaks frames directly, one dictionary
 /// entry per open stream, with no channel per stream: that is what keeps the send path cheap.
-final class APNSConnectionHandler: ChannelDuplexHandler {
+/// Requests arrive in batches from the connection's `APNSStreamOutbox`, which calls `send(_:)` on
+/// the event loop directly rather than through the pipeline (no `NIOAny` box and no write promise
+/// per request).
+final class APNSConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
-    typealias OutboundIn = APNSStreamRequest
     typealias OutboundOut = HTTP2Frame
 
     private struct OpenStream {
-        var promise: EventLoopPromise<APNSResponse>
-        var deadline: NIODeadline
-        var sentID: String
-        var sentUUID: UUID
+        let outbound: APNSStreamRequest
         var status: Int?
         var apnsID: UUID?
         var uniqueID: UUID?
@@ -92,7 +123,7 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
     private func tick() {
         let now = NIODeadline.now()
         if !streams.isEmpty {
-            for (id, stream) in streams where stream.deadline <= now { timedOut(id) }
+            for (id, stream) in streams where stream.outbound.deadline <= now { timedOut(id) }
         }
         // Apple: on a mostly idle connection, send a PING; idle connections are also reset
         // silently by middleboxes (apns.md C.1, G.6).
@@ -104,11 +135,30 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
 
     // MARK: Outbound
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let outbound = unwrapOutboundIn(data)
-        promise?.succeed()
+    /// The outbox's spare batch array, handed back and forth so that batches allocate nothing.
+    var spareBatch: [APNSStreamRequest] = []
+
+    /// Opens one stream per request and flushes once. Called on the event loop by the outbox.
+    func send(_ batch: [APNSStreamRequest]) {
+        guard let context else {
+            // Removed from the pipeline: the connection is gone and APNs never saw these.
+            for outbound in batch { outbound.fail(APNSConnectionError.goingAway) }
+            onEvent(.streamsClosed(batch.count))
+            return
+        }
+        lastActivity = .now()
+        for outbound in batch { open(outbound, context: context) }
+        if !tickIsBusy, !streams.isEmpty {
+            // Leaving idle: deadlines need the fast sweep again.
+            tickTask?.cancel()
+            scheduleTick(on: context.eventLoop)
+        }
+        context.flush()
+    }
+
+    private func open(_ outbound: APNSStreamRequest, context: ChannelHandlerContext) {
         guard context.channel.isActive, !isGoingAway, nextStreamID <= Self.lastUsableStreamID else {
-            outbound.promise.fail(APNSConnectionError.goingAway)
+            outbound.fail(APNSConnectionError.goingAway)
             onEvent(.streamsClosed(1))
             return
         }
@@ -119,41 +169,35 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
             onEvent(.goingAway(reason: "stream ids exhausted"))
         }
 
-        let request = outbound.request
+        // Every value below is a string built once (per token, per request or per connection):
+        // the header list is the only allocation here besides the body.
         var headers = HPACKHeaders()
-        headers.reserveCapacity(12)
+        headers.reserveCapacity(11)
         headers.add(name: ":method", value: "POST")
         headers.add(name: ":scheme", value: "https")
         headers.add(name: ":authority", value: authority)
         // Apple: encode :path and authorization as literals without indexing (apns.md A.2).
-        headers.add(name: ":path", value: request.path, indexing: .nonIndexable)
+        headers.add(name: ":path", value: outbound.request.path, indexing: .nonIndexable)
         if let authorization = outbound.authorization {
             headers.add(name: "authorization", value: authorization, indexing: .nonIndexable)
         }
-        headers.add(name: "apns-push-type", value: request.pushType.rawValue)
-        headers.add(name: "apns-topic", value: request.topic)
-        headers.add(name: "apns-priority", value: request.priority.headerValue)
+        headers.add(name: "apns-push-type", value: outbound.request.pushType.rawValue)
+        headers.add(name: "apns-topic", value: outbound.request.topic)
+        headers.add(name: "apns-priority", value: outbound.request.priority.headerValue)
         // Apple: apns-id, apns-expiration and apns-collapse-id change per request; don't index them.
-        headers.add(name: "apns-id", value: request.apnsIDHeader, indexing: .nonIndexable)
-        if let expiration = request.expiration.headerValue {
+        headers.add(name: "apns-id", value: outbound.request.apnsIDHeader, indexing: .nonIndexable)
+        if let expiration = outbound.request.expiration.headerValue {
             headers.add(name: "apns-expiration", value: expiration, indexing: .nonIndexable)
         }
-        if let collapseID = request.collapseID {
+        if let collapseID = outbound.request.collapseID {
             headers.add(name: "apns-collapse-id", value: collapseID, indexing: .nonIndexable)
         }
-        headers.add(name: "content-length", value: String(request.payload.count))
+        headers.add(name: "content-length", value: String(outbound.request.payload.count))
 
-        var body = context.channel.allocator.buffer(capacity: request.payload.count)
-        body.writeBytes(request.payload)
+        var body = context.channel.allocator.buffer(capacity: outbound.request.payload.count)
+        body.writeBytes(outbound.request.payload)
 
-        streams[streamID] = OpenStream(
-            promise: outbound.promise, deadline: outbound.deadline, sentID: request.apnsIDHeader, sentUUID: request.apnsID)
-        if !tickIsBusy {
-            // Leaving idle: deadlines need the fast sweep again.
-            tickTask?.cancel()
-            scheduleTick(on: context.eventLoop)
-        }
-        lastActivity = .now()
+        streams[streamID] = OpenStream(outbound: outbound)
         // A write that fails here is followed by channelInactive, and the deadline sweep catches
         // anything else, so no per-request promise is needed to notice it.
         context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers)))), promise: nil)
@@ -168,7 +212,6 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         isReading = true
         let frame = unwrapInboundIn(data)
-        lastActivity = .now()
         if frame.streamID == .rootStream {
             connectionFrame(frame.payload)
             return
@@ -181,7 +224,8 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
                 stream.status = status
                 // APNs echoes the id we sent; recognise it without parsing.
                 let apnsID = fields.first(name: "apns-id")
-                stream.apnsID = apnsID == stream.sentID ? stream.sentUUID : apnsID.flatMap(UUID.init(hexString:))
+                stream.apnsID = apnsID == stream.outbound.request.apnsIDHeader
+                    ? stream.outbound.request.apnsID : apnsID.flatMap(UUID.init(hexString:))
                 stream.uniqueID = fields.first(name: "apns-unique-id").flatMap(UUID.init(hexString:))
             }
             if headers.endStream { finish(frame.streamID, stream) } else { streams[frame.streamID] = stream }
@@ -247,6 +291,7 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         isReading = false
+        lastActivity = .now()  // Once per read batch; only the PING check reads it.
         reportClosedStreams()
         context.fireChannelReadComplete()
     }
@@ -289,13 +334,13 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
             response.reason = parsed.reason
             response.timestamp = parsed.timestamp
         }
-        stream.promise.succeed(response)
+        stream.outbound.continuation.resume(returning: response)
         streamEnded()
     }
 
     private func fail(_ id: HTTP2StreamID, _ error: APNSConnectionError) {
         guard let stream = streams.removeValue(forKey: id) else { return }
-        stream.promise.fail(error)
+        stream.outbound.continuation.resume(throwing: error)
         streamEnded()
     }
 

@@ -35,22 +35,24 @@ struct APNSRetryStateMachine: Sendable {
         self.backoff = backoff
     }
 
-    /// `remaining` is the time left before the deadline; `random` in 0...1 draws the jitter.
-    mutating func next(after outcome: Outcome, remaining: Double, random: Double) -> Decision {
+    /// `remaining` is the time left before the deadline; `random` in 0...1 draws the jitter. It is
+    /// evaluated only for a backoff, not for the answers that end nearly every notification (a
+    /// draw from the system generator is a system call on Linux).
+    mutating func next(after outcome: Outcome, remaining: Double, random: @autoclosure () -> Double) -> Decision {
         let decision = decide(outcome, random: random)
         guard case .retry(let delay, _) = decision else { return decision }
         guard remaining > delay else { return .fail(.deadlineExceeded(attempts: attempts)) }
         return decision
     }
 
-    private mutating func decide(_ outcome: Outcome, random: Double) -> Decision {
+    private mutating func decide(_ outcome: Outcome, random: () -> Double) -> Decision {
         switch outcome {
         case .answered(let response):
             let canRetry = attempts < maximumAttempts
             switch response.retryClass {
             case .retryWithDelay where canRetry:
                 attempts += 1
-                return .retry(delay: backoff.delay(attempt: attempts - 1, random: random), refreshToken: false)
+                return .retry(delay: backoff.delay(attempt: attempts - 1, random: random()), refreshToken: false)
             case .refreshTokenAndRetry where canRetry:
                 attempts += 1
                 return .retry(delay: 0, refreshToken: true)
@@ -65,12 +67,12 @@ struct APNSRetryStateMachine: Sendable {
             return .fail(.deadlineExceeded(attempts: attempts))
         case .connectionError(let error) where error.wasNotProcessed:
             freeResends += 1
-            let delay = freeResends <= 3 ? 0 : backoff.delay(attempt: freeResends - 3, random: random)
+            let delay = freeResends <= 3 ? 0 : backoff.delay(attempt: freeResends - 3, random: random())
             return .retry(delay: delay, refreshToken: false)
         case .connectionError(let error):
             guard attempts < maximumAttempts else { return .fail(.connectionFailed(attempts: attempts, lastError: error)) }
             attempts += 1
-            return .retry(delay: backoff.delay(attempt: attempts - 1, random: random), refreshToken: false)
+            return .retry(delay: backoff.delay(attempt: attempts - 1, random: random()), refreshToken: false)
         }
     }
 }

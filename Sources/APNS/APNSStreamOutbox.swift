@@ -5,13 +5,16 @@ import NIOCore
 ///
 /// Callers run on many threads; writing each request with `writeAndFlush` would cost one event
 /// loop task and one TLS record and `write(2)` per notification. Here the first request of a batch
-/// schedules one task, later ones join it, and the batch is flushed once.
+/// schedules one task, later ones join it, and the batch is written and flushed at once.
 final class APNSStreamOutbox: Sendable {
     let channel: any Channel
+    private let handler: NIOLoopBound<APNSConnectionHandler>
     private let batch = NIOLockedValueBox<(requests: [APNSStreamRequest], scheduled: Bool)>(([], false))
 
-    init(channel: any Channel) {
+    /// Call on the channel's event loop (the channel initializer).
+    init(channel: any Channel, handler: APNSConnectionHandler) {
         self.channel = channel
+        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
     }
 
     func enqueue(_ request: APNSStreamRequest) {
@@ -24,20 +27,18 @@ final class APNSStreamOutbox: Sendable {
     }
 
     private func drain() {
-        let requests = batch.withLockedValue { batch in
-            defer {
-                batch.requests.removeAll(keepingCapacity: true)
-                batch.scheduled = false
-            }
-            return batch.requests
+        // The handler opens the streams itself: if it has left the pipeline (the channel closed
+        // meanwhile), it fails them as "send elsewhere", since APNs never saw them.
+        let handler = self.handler.value
+        var requests = handler.spareBatch
+        handler.spareBatch = []
+        batch.withLockedValue { batch in
+            swap(&batch.requests, &requests)
+            batch.scheduled = false
         }
-        for request in requests {
-            // A write that fails never reached our handler (the channel closed meanwhile), so
-            // APNs never saw it: fail it as "send elsewhere", or its caller would wait forever.
-            let written = channel.eventLoop.makePromise(of: Void.self)
-            written.futureResult.whenFailure { _ in request.promise.fail(APNSConnectionError.goingAway) }
-            channel.write(request, promise: written)
-        }
-        channel.flush()
+        handler.send(requests)
+        // Both arrays keep their capacity, so steady-state batches allocate nothing.
+        requests.removeAll(keepingCapacity: true)
+        handler.spareBatch = requests
     }
 }

@@ -4,6 +4,8 @@
 /// of 32 to 100 bytes is accepted. The text is normalised to lowercase.
 public struct APNSDeviceToken: Hashable, Sendable, CustomStringConvertible {
     public let hex: String
+    /// `/3/device/<hex>`, built once per token rather than on every request.
+    package let path: String
 
     public init(hex text: String) throws(APNSDeviceTokenError) {
         let utf8 = text.utf8
@@ -12,6 +14,7 @@ public struct APNSDeviceToken: Hashable, Sendable, CustomStringConvertible {
         }
         guard utf8.allSatisfy({ $0.isHexDigit }) else { throw .notHex }
         hex = text.lowercased()
+        path = "/3/device/" + hex
     }
 
     public init(bytes: some Sequence<UInt8>) throws(APNSDeviceTokenError) {
@@ -25,6 +28,9 @@ public struct APNSDeviceToken: Hashable, Sendable, CustomStringConvertible {
     public var redacted: String { String(hex.prefix(8)) + "…" }
 
     public var description: String { redacted }
+
+    public static func == (lhs: APNSDeviceToken, rhs: APNSDeviceToken) -> Bool { lhs.hex == rhs.hex }
+    public func hash(into hasher: inout Hasher) { hasher.combine(hex) }
 }
 
 public enum APNSDeviceTokenError: Error, Hashable, Sendable, CustomStringConvertible {

@@ -46,7 +46,7 @@ public struct APNSRequest: Sendable, Hashable {
     }
 
     /// `:path` = `/3/device/<hex token>`.
-    public var path: String { "/3/device/" + deviceToken.hex }
+    public var path: String { deviceToken.path }
 
     /// The APNs headers (not the pseudo-headers, not `authorization`), in a stable order.
     public var headers: [(name: String, value: String)] {

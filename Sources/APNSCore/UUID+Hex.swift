@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension UUID {
     /// Parses the 8-4-4-4-12 hex form in either case, without Foundation's `sscanf`-based parser
@@ -40,20 +43,23 @@ extension UUID {
     /// The 8-4-4-4-12 form in lowercase, as Apple writes `apns-id`, without Foundation's
     /// `sprintf`-based `uuidString`.
     public var lowercaseString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        let bytes = withUnsafeBytes(of: uuid) { Array($0) }
-        return String(unsafeUninitializedCapacity: 36) { buffer in
-            var index = 0
-            for (offset, byte) in bytes.enumerated() {
-                if offset == 4 || offset == 6 || offset == 8 || offset == 10 {
-                    buffer[index] = UInt8(ascii: "-")
-                    index += 1
+        withUnsafeBytes(of: uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { buffer in
+                // No arrays: this runs once per notification.
+                func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? nibble + 0x30 : nibble + 0x57 }
+                var index = 0
+                for offset in 0..<16 {
+                    if offset == 4 || offset == 6 || offset == 8 || offset == 10 {
+                        buffer[index] = UInt8(ascii: "-")
+                        index += 1
+                    }
+                    let byte = bytes[offset]
+                    buffer[index] = digit(byte >> 4)
+                    buffer[index + 1] = digit(byte & 0xF)
+                    index += 2
                 }
-                buffer[index] = digits[Int(byte >> 4)]
-                buffer[index + 1] = digits[Int(byte & 0xF)]
-                index += 2
+                return index
             }
-            return index
         }
     }
 }
@@ -62,10 +68,47 @@ extension UUID {
     /// A random (version 4) UUID from the system's generator. On Linux, Foundation's `UUID()`
     /// opens the random device on every call, which showed up in profiles of the send path.
     public static func randomV4() -> UUID {
-        var generator = SystemRandomNumberGenerator()
+        let (first, second) = SystemRandomWords.next()
         // Version 4 in byte 6's high nibble, variant 10 in byte 8's top bits (RFC 9562 §5.4).
-        let high = (generator.next() as UInt64) & ~(0xF << 12) | (0x4 << 12)
-        let low = (generator.next() as UInt64) & ~(0x3 << 62) | (0x2 << 62)
+        let high = first & ~(0xF << 12) | (0x4 << 12)
+        let low = second & ~(0x3 << 62) | (0x2 << 62)
         return UUID(high: high, low: low)
     }
+}
+
+/// Two words from the system's cryptographic generator.
+///
+/// On Linux, `SystemRandomNumberGenerator` makes one `getrandom` system call per 8 bytes, two per
+/// UUID: a visible share of the send path. Here words come from a 256-byte block (the most one
+/// `getentropy` call returns), refilled under a lock: one system call per 16 UUIDs.
+enum SystemRandomWords {
+    #if canImport(Glibc)
+    private final class Block: @unchecked Sendable {  // Guarded by `lock`.
+        let lock = NSLock()
+        var words = [UInt64](repeating: 0, count: 32)
+        var used = 32
+    }
+    private static let block = Block()
+
+    static func next() -> (UInt64, UInt64) {
+        let block = self.block
+        block.lock.lock()
+        defer { block.lock.unlock() }
+        if block.used + 2 > block.words.count {
+            let filled = block.words.withUnsafeMutableBytes { getentropy($0.baseAddress, $0.count) } == 0
+            if !filled {
+                var generator = SystemRandomNumberGenerator()
+                for index in block.words.indices { block.words[index] = generator.next() }
+            }
+            block.used = 0
+        }
+        defer { block.used += 2 }
+        return (block.words[block.used], block.words[block.used + 1])
+    }
+    #else
+    static func next() -> (UInt64, UInt64) {
+        var generator = SystemRandomNumberGenerator()  // Userspace on Darwin (arc4random).
+        return (generator.next(), generator.next())
+    }
+    #endif
 }

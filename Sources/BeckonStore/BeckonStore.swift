@@ -111,6 +111,10 @@ public protocol BeckonStore: Sendable {
     func saveDelivery(_ batch: DeliveryBatch) async throws
     /// Pending pushes whose next attempt is due, oldest first.
     func pendingPushes(before date: Date, limit: Int) async throws -> [OutboxPush]
+    /// Takes up to `limit` due pushes for sending: their next attempt moves to `leaseUntil`, so
+    /// no other claim takes them meanwhile; a push whose result is never recorded (the process
+    /// died) is due again then.
+    func claimPushes(before date: Date, limit: Int, leaseUntil: Date) async throws -> [OutboxPush]
     /// Records the result of an attempt: sent, failed for good, or to be retried at a time.
     func completePush(id: String, result: PushAttemptResult) async throws
     /// Flags a device whose pushes APNs refuses until it registers again (nil clears it).

@@ -83,14 +83,31 @@ extension SQLiteStore {
                     ORDER BY next_attempt_at LIMIT ?
                     """,
                 arguments: [date.millisecondsSince1970, limit]
-            ).map { row in
-                OutboxPush(
-                    id: row["id"], device: DeviceRef(appID: row["app_id"], deviceID: row["device_id"]),
-                    tokenKind: try row.enumValue("token_kind"), reason: row["reason"], strategy: row["strategy"],
-                    push: row["push"], messageCount: row["message_count"], attempts: row["attempts"],
-                    createdAt: row.date("created_at"))
-            }
+            ).map(Self.outboxPush)
         }
+    }
+
+    public func claimPushes(before date: Date, limit: Int, leaseUntil: Date) async throws -> [OutboxPush] {
+        try await writer.write { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    UPDATE push_outbox SET next_attempt_at = ?
+                    WHERE id IN (SELECT id FROM push_outbox WHERE state = 'pending' AND next_attempt_at <= ?
+                                 ORDER BY next_attempt_at LIMIT ?)
+                    RETURNING *
+                    """,
+                arguments: [leaseUntil.millisecondsSince1970, date.millisecondsSince1970, limit])
+            return try rows.map(Self.outboxPush).sorted { $0.createdAt < $1.createdAt }
+        }
+    }
+
+    static func outboxPush(_ row: Row) throws -> OutboxPush {
+        OutboxPush(
+            id: row["id"], device: DeviceRef(appID: row["app_id"], deviceID: row["device_id"]),
+            tokenKind: try row.enumValue("token_kind"), reason: row["reason"], strategy: row["strategy"],
+            push: row["push"], messageCount: row["message_count"], attempts: row["attempts"],
+            createdAt: row.date("created_at"))
     }
 
     public func completePush(id: String, result: PushAttemptResult) async throws {

@@ -90,10 +90,13 @@ extension SQLiteStore {
 
     public func devices(of users: [UserRef]) async throws -> [UserRef: [Device]] {
         try await writer.read { db in
-            let statement = try db.cachedStatement(sql: "SELECT * FROM device WHERE app_id = ? AND user_id = ? ORDER BY id")
+            // Sorted here, not by `ORDER BY id`: with it SQLite prefers the primary key's index
+            // and walks every device of the app instead of the user's few (device_user).
+            let statement = try db.cachedStatement(sql: "SELECT * FROM device WHERE app_id = ? AND user_id = ?")
             var found: [UserRef: [Device]] = [:]
             for user in users {
                 found[user] = try Row.fetchAll(statement, arguments: [user.appID, user.userID]).map(Device.init(row:))
+                    .sorted { $0.id < $1.id }
             }
             return found
         }

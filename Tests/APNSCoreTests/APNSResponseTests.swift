@@ -81,4 +81,17 @@ import Testing
             #expect("89AB".contains(Array(text)[19]))
         }
     }
+
+    /// The random words come from a shared block refilled under a lock: callers on many threads
+    /// must never get the same words.
+    @Test func concurrentCallersGetDistinctIDs() async {
+        let ids = await withTaskGroup(of: [UUID].self) { group in
+            for _ in 0..<8 { group.addTask { (0..<500).map { _ in UUID.randomV4() } } }
+            var all: [UUID] = []
+            for await part in group { all += part }
+            return all
+        }
+        #expect(Set(ids).count == 4000)
+        #expect(ids.allSatisfy { $0.lowercaseString == $0.uuidString.lowercased() })
+    }
 }

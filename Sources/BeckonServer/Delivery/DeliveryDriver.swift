@@ -22,7 +22,8 @@ final class DeliveryDriver: Service, Sendable {
     let now: @Sendable () -> Date
     /// How often due planners are looked for; deadlines are met to within it.
     let tick: Duration
-    /// Most events planned in one transaction.
+    /// Most events planned in one transaction; a message to many users counts one per user, so a
+    /// broadcast is planned in steps of about this many devices' users, each saved as it is done.
     let batchSize = 512
     /// Whether this node has seen a sync session of the device since it started. A planner that
     /// believes its device connected while this is false was saved before a restart.
@@ -58,8 +59,14 @@ final class DeliveryDriver: Service, Sendable {
 
     /// Queues an event; never blocks the caller (an HTTP handler, a sync session).
     func submit(_ event: DeliveryEvent) {
-        metrics.queued(backlog.withLockedValue { $0 += 1; return $0 })
-        continuation.yield(event)
+        var events = [event]
+        if case .messageAppended(let message, let users) = event, users.count > batchSize {
+            events = stride(from: 0, to: users.count, by: batchSize).map { start in
+                .messageAppended(message, users: Array(users[start..<min(start + batchSize, users.count)]))
+            }
+        }
+        metrics.queued(backlog.withLockedValue { $0 += events.count; return $0 })
+        for event in events { continuation.yield(event) }
     }
 
     func run() async throws {
@@ -82,9 +89,11 @@ final class DeliveryDriver: Service, Sendable {
         var iterator = events.makeAsyncIterator()
         while let first = await iterator.next() {
             var batch = [first]
+            var weight = first.weight
             // Take what is already queued, without waiting, up to a batch.
-            while batch.count < batchSize, backlog.withLockedValue({ $0 }) > batch.count, let next = await iterator.next() {
+            while weight < batchSize, backlog.withLockedValue({ $0 }) > batch.count, let next = await iterator.next() {
                 batch.append(next)
+                weight += next.weight
             }
             metrics.queued(backlog.withLockedValue { $0 -= batch.count; return $0 })
             await plan(batch)

@@ -18,4 +18,9 @@ enum DeliveryEvent: Sendable {
     case pushFailed(DeviceRef, pushID: UUID, at: Date)
     /// The device's planner asked to be woken by now (`DevicePlanner.nextDeadline`).
     case deadline(DeviceRef)
+
+    /// How much planning it takes: one per user for a message, one otherwise.
+    var weight: Int {
+        if case .messageAppended(_, let users) = self { max(users.count, 1) } else { 1 }
+    }
 }

@@ -38,14 +38,17 @@ final class PushDispatcher: Sendable {
     private let state = NIOLockedValueBox(State())
     private let signals: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
+    /// Pushes claimed from the outbox and held here (queued or in flight) at most.
+    let localLimit = 2048
+    /// How long a claim holds a push: if this process dies before recording its result, the push
+    /// is due again after it and another attempt sends it (at least once, design rule 9).
+    let lease: TimeInterval = 300
 
     private struct State {
-        var inFlight: Set<String> = []
-        /// Sent since the current poll began reading: that read may still have seen them
-        /// pending, so they are not taken again (each poll starts by forgetting the older ones,
-        /// whose results were committed before it read).
-        var finished: Set<String> = []
-        var perApp: [String: Int] = [:]
+        /// Claimed pushes waiting for a slot of their app, with their device as read at claim.
+        var queued: [String: [(OutboxPush, Device?)]] = [:]
+        var inFlight: [String: Int] = [:]
+        var held = 0
     }
 
     init(
@@ -69,10 +72,12 @@ final class PushDispatcher: Sendable {
     /// New pushes are in the outbox.
     func wake() { signal.yield() }
 
+    /// Claims due pushes from the outbox (each claim is a lease, so nothing is sent twice while
+    /// it lives), queues them per app, and starts sends while the app has free slots. Runs when
+    /// rung: by the planner after it saved pushes, by a send that freed a slot, and every
+    /// `idlePoll` for retries falling due and leases run out.
     func run() async {
         await withDiscardingTaskGroup { group in
-            // A tick through the same doorbell: retries fall due and other nodes queue pushes
-            // without ringing it.
             group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: self.idlePoll)
@@ -81,52 +86,59 @@ final class PushDispatcher: Sendable {
             }
             signal.yield()
             for await _ in signals {
-                while !Task.isCancelled {
-                    let due: [OutboxPush]
-                    let devices: [DeviceRef: Device]
-                    state.withLockedValue { $0.finished.removeAll(keepingCapacity: true) }
-                    do {
-                        due = try await store.pendingPushes(before: now(), limit: 1024)
-                        // The devices' current tokens, in one read for the page.
-                        devices = try await store.devices(Array(Set(due.map(\.device))))
-                    } catch is CancellationError {
-                        return  // Shutting down.
-                    } catch {
-                        logger.error("reading the push outbox failed", metadata: ["error": "\(error)"])
-                        break
-                    }
-                    var started = 0
-                    for push in due where claim(push) {
-                        started += 1
-                        let device = devices[push.device]
-                        group.addTask { await self.send(push, to: device) }
-                    }
-                    // A full page may have more behind it; otherwise wait for the bell.
-                    if started == 0 || due.count < 1024 { break }
+                do {
+                    try await claimWhileRoom()
+                } catch is CancellationError {
+                    return  // Shutting down.
+                } catch {
+                    logger.error("claiming pushes from the outbox failed", metadata: ["error": "\(error)"])
+                }
+                for (push, device) in takeStartable() {
+                    group.addTask { await self.send(push, to: device) }
                 }
             }
         }
     }
 
-    /// Takes a push unless it is being sent already or its app's slots are all taken.
-    private func claim(_ push: OutboxPush) -> Bool {
+    private func claimWhileRoom() async throws {
+        while true {
+            let room = state.withLockedValue { localLimit - $0.held }
+            guard room > 0 else { return }
+            let page = min(room, 512)
+            let claimed = try await store.claimPushes(before: now(), limit: page, leaseUntil: now().addingTimeInterval(lease))
+            guard !claimed.isEmpty else { return }
+            // The devices' current tokens, in one read for the page.
+            let devices = try await store.devices(Array(Set(claimed.map(\.device))))
+            state.withLockedValue { state in
+                for push in claimed { state.queued[push.device.appID, default: []].append((push, devices[push.device])) }
+                state.held += claimed.count
+            }
+            if claimed.count < page { return }
+        }
+    }
+
+    /// The queued pushes that fit their app's free slots (the bulkhead), marked in flight.
+    private func takeStartable() -> [(OutboxPush, Device?)] {
         state.withLockedValue { state in
-            guard !state.inFlight.contains(push.id), !state.finished.contains(push.id),
-                state.perApp[push.device.appID, default: 0] < perAppConcurrency
-            else { return false }
-            state.inFlight.insert(push.id)
-            state.perApp[push.device.appID, default: 0] += 1
-            return true
+            var startable: [(OutboxPush, Device?)] = []
+            for (app, queue) in state.queued {
+                let free = perAppConcurrency - state.inFlight[app, default: 0]
+                guard free > 0, !queue.isEmpty else { continue }
+                let taken = queue.prefix(free)
+                startable += taken
+                state.queued[app] = Array(queue.dropFirst(taken.count))
+                state.inFlight[app, default: 0] += taken.count
+            }
+            return startable
         }
     }
 
     private func release(_ push: OutboxPush) {
         state.withLockedValue { state in
-            state.inFlight.remove(push.id)
-            state.finished.insert(push.id)
-            state.perApp[push.device.appID, default: 1] -= 1
+            state.inFlight[push.device.appID, default: 1] -= 1
+            state.held -= 1
         }
-        signal.yield()  // A slot is free: pushes left behind by the bulkhead can go.
+        signal.yield()  // A slot is free: queued pushes can go, and more can be claimed.
     }
 
     // MARK: Sending
