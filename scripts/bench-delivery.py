@@ -15,17 +15,15 @@ server takes them. It reports:
 
 Without a binary it builds `beckon` in release (scratch path .build-bench). Loopback only.
 """
-import argparse, base64, hashlib, hmac, http.client, json, os, socket, subprocess, sys, tempfile, threading, time
+import argparse, http.client, json, os, subprocess, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
+
+from beckonlib import free_port, user_token as signed_user_token
 
 SECRET = "bench-delivery-secret-0123456789abcdef01"
 ADMIN = "bench-delivery-admin-0123456789abcdef0123"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Client:
@@ -52,13 +50,6 @@ class Client:
             raise
 
 
-def user_token(user):
-    def b64(raw):
-        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-    header = b64(b'{"alg":"HS256","typ":"JWT"}')
-    claims = b64(json.dumps({"aud": "chat", "sub": user, "exp": int(time.time()) + 3600}).encode())
-    signature = hmac.new(SECRET.encode(), f"{header}.{claims}".encode(), hashlib.sha256).digest()
-    return f"{header}.{claims}.{b64(signature)}"
 
 
 def token_of(index):
@@ -109,7 +100,7 @@ def main():
             status, answer = api.request("POST", "/v1/devices", {
                 "deviceId": f"d{index}", "bundleId": "com.example.chat", "environment": "sandbox",
                 "tokens": {"remote": token_of(index)}, "capabilities": {"backgroundModes": ["remote-notification"]},
-            }, user_token(f"u{index}"))
+            }, signed_user_token(SECRET, "chat", f"u{index}", lifetime=3600))
             assert status == 201, answer
 
         with ThreadPoolExecutor(args.threads) as pool:

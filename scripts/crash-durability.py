@@ -6,40 +6,22 @@ Design rule 9: a message accepted with 2xx survives a crash. Usage:
     scripts/crash-durability.py BECKON_BINARY [--seconds 2] [--writers 16]
 Exits 0 when nothing acknowledged was lost (and prints the counts), 1 otherwise.
 """
-import argparse, base64, hashlib, hmac, json, os, signal, socket, subprocess, sys, tempfile, threading, time
-import urllib.error, urllib.request
+import argparse, json, os, signal, subprocess, sys, tempfile, threading, time
+
+from beckonlib import free_port, request, user_token as signed_user_token
 
 SECRET = "crash-test-secret-0123456789abcdef0123"
 ADMIN = "crash-test-admin-0123456789abcdef0123456"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def request(base, method, path, body=None, token=None, timeout=10):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(base + path, data=data, method=method)
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    if token:
-        req.add_header("Authorization", "Bearer " + token)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as response:
-            return response.status, json.loads(response.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"null")
-
-
 def user_token(app, user):
-    def b64(raw):
-        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-    header = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    claims = b64(json.dumps({"aud": app, "sub": user, "exp": int(time.time()) + 600}).encode())
-    signature = hmac.new(SECRET.encode(), f"{header}.{claims}".encode(), hashlib.sha256).digest()
-    return f"{header}.{claims}.{b64(signature)}"
+    return signed_user_token(SECRET, app, user)
+
+
+
+
+
+
 
 
 def start(binary, port, database, log):

@@ -8,42 +8,19 @@ the sync protocol as an app woken by that push would, and shows the measured wak
 
 Exits 0 when the push arrived and the wake was measured, 1 otherwise. Loopback only.
 """
-import base64, hashlib, hmac, json, os, socket, subprocess, sys, tempfile, time
-import urllib.error, urllib.request
+import base64, json, os, socket, subprocess, sys, tempfile, time
+
+from beckonlib import free_port, request, user_token as signed_user_token
 
 SECRET = "demo-user-token-secret-0123456789abcdef"
 ADMIN = "demo-admin-token-0123456789abcdef01234567"
 TOKEN = "5a" * 32  # The phone's APNs device token (any 32 bytes: the emulator registers it).
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def request(base, method, path, body=None, token=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(base + path, data=data, method=method)
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    if token:
-        req.add_header("Authorization", "Bearer " + token)
-    try:
-        with urllib.request.urlopen(req, timeout=10) as response:
-            return response.status, json.loads(response.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"null")
 
 
-def user_token(app, user):
-    """What the app's backend would sign for its user: an HS256 JWT."""
-    def b64(raw):
-        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-    header = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    claims = b64(json.dumps({"aud": app, "sub": user, "exp": int(time.time()) + 600}).encode())
-    signature = hmac.new(SECRET.encode(), f"{header}.{claims}".encode(), hashlib.sha256).digest()
-    return f"{header}.{claims}.{b64(signature)}"
 
 
 class SyncSession:
@@ -122,7 +99,7 @@ def main():
         status, registered = request(base, "POST", "/v1/devices", {
             "deviceId": "alice-phone", "bundleId": "com.example.chat", "environment": "sandbox",
             "tokens": {"remote": TOKEN}, "capabilities": {"backgroundModes": ["remote-notification"]},
-        }, user_token("chat", "alice"))
+        }, signed_user_token(SECRET, "chat", "alice"))
         assert status == 201, registered
         print("2. alice's phone registered; it is offline (no sync session)")
 
