@@ -11,7 +11,10 @@ server takes them. It reports:
 - post-to-APNs-request latency p50/p99 over a sample of devices: the emulator's `acceptedAt` of
   the device's push minus the moment the POST that carried its message was sent.
 
-    scripts/bench-delivery.py [--devices 100000] [--sample 2000] [BECKON_BINARY]
+    scripts/bench-delivery.py [--devices 100000] [--sample 2000] [--rate R] [BECKON_BINARY]
+
+With --rate the messages are posted at R a second (POSTs of --batch recipients, evenly spaced)
+instead of all at once, so the latency is the pipeline's own rather than a queue's.
 
 Without a binary it builds `beckon` in release (scratch path .build-bench). Loopback only.
 """
@@ -67,6 +70,8 @@ def main():
     parser.add_argument("--devices", type=int, default=100_000)
     parser.add_argument("--sample", type=int, default=2000)
     parser.add_argument("--threads", type=int, default=16)
+    parser.add_argument("--rate", type=float, default=0, help="messages a second; 0: as fast as possible")
+    parser.add_argument("--batch", type=int, default=1000, help="recipients per POST")
     args = parser.parse_args()
     binary = args.binary
     if binary is None:
@@ -118,12 +123,18 @@ def main():
             for index in batch:
                 posted_at[index] = sent
 
-        batches = [list(range(start, min(start + 1000, args.devices))) for start in range(0, args.devices, 1000)]
+        batches = [list(range(start, min(start + args.batch, args.devices))) for start in range(0, args.devices, args.batch)]
         first_post = time.time()
-        with ThreadPoolExecutor(4) as pool:
-            list(pool.map(post, batches))
+        if args.rate > 0:
+            interval = args.batch / args.rate
+            for number, batch in enumerate(batches):
+                time.sleep(max(0, first_post + number * interval - time.time()))
+                post(batch)
+        else:
+            with ThreadPoolExecutor(4) as pool:
+                list(pool.map(post, batches))
         posting = time.time() - first_post
-        print(f"posted {args.devices} messages ({len(batches)} POSTs of up to 1,000 recipients) in {posting:.2f} s")
+        print(f"posted {args.devices} messages ({len(batches)} POSTs of up to {args.batch} recipients) in {posting:.2f} s")
 
         delivered, last_change, previous = 0, time.time(), -1
         while delivered < args.devices and time.time() - last_change < 30:

@@ -115,6 +115,9 @@ public protocol BeckonStore: Sendable {
     /// no other claim takes them meanwhile; a push whose result is never recorded (the process
     /// died) is due again then.
     func claimPushes(before date: Date, limit: Int, leaseUntil: Date) async throws -> [OutboxPush]
+    /// At start, with no other sender: every pending push is due now, whether a claim of the
+    /// process that died held it or a retry waited (it is sent at least once, design rule 9).
+    func releaseClaims(now: Date) async throws -> Int
     /// Records the result of an attempt: sent, failed for good, or to be retried at a time.
     func completePush(id: String, result: PushAttemptResult) async throws
     /// Flags a device whose pushes APNs refuses until it registers again (nil clears it).

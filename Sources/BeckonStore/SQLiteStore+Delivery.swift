@@ -102,6 +102,15 @@ extension SQLiteStore {
         }
     }
 
+    public func releaseClaims(now: Date) async throws -> Int {
+        try await writer.write { db in
+            try db.execute(
+                sql: "UPDATE push_outbox SET next_attempt_at = ? WHERE state = 'pending' AND next_attempt_at > ?",
+                arguments: [now.millisecondsSince1970, now.millisecondsSince1970])
+            return db.changesCount
+        }
+    }
+
     static func outboxPush(_ row: Row) throws -> OutboxPush {
         OutboxPush(
             id: row["id"], device: DeviceRef(appID: row["app_id"], deviceID: row["device_id"]),

@@ -77,6 +77,13 @@ final class PushDispatcher: Sendable {
     /// rung: by the planner after it saved pushes, by a send that freed a slot, and every
     /// `idlePoll` for retries falling due and leases run out.
     func run() async {
+        // One node per database today: pushes claimed by a process that died are ours to send.
+        do {
+            let released = try await store.releaseClaims(now: now())
+            if released > 0 { logger.notice("pending pushes from before the restart are due again", metadata: ["count": "\(released)"]) }
+        } catch {
+            logger.error("releasing the outbox's claims failed", metadata: ["error": "\(error)"])
+        }
         await withDiscardingTaskGroup { group in
             group.addTask {
                 while !Task.isCancelled {

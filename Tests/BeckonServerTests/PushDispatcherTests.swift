@@ -1,0 +1,90 @@
+@testable import BeckonServer
+import APNSEmulator
+import BeckonDelivery
+import BeckonStore
+import Foundation
+import Logging
+import ServiceLifecycle
+import Testing
+
+/// The push outbox's promises (issue 5, point 2) against the real store and the APNs emulator.
+@Suite struct PushDispatcherTests {
+    static let token = String(repeating: "d4", count: 32)
+
+    @Test func aPushDecidedBeforeACrashIsSentAfterTheRestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-outbox-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("beckon.sqlite").path
+        var configuration = APITestFixture.configuration()
+
+        // The process that died: it decided a wake, saved it, claimed it for sending, and was
+        // killed before recording any answer.
+        let before = try SQLiteStore(path: path)
+        try await BeckonAPI(store: before, configuration: configuration).declareApps()
+        try await before.registerDevice(DeviceRegistration(
+            appID: "chat", deviceID: "phone", userID: "alice", bundleID: "com.example.chat", environment: .sandbox,
+            pushToken: Self.token, capabilities: DeviceCapabilities(backgroundModes: ["remote-notification"])))
+        var planner = DevicePlanner()
+        let message = PlannedMessage(id: "m1", kind: .message, urgency: .normal, hints: nil, expiresAt: nil, unreadCount: 1)
+        let decided = planner.messageArrived(
+            message, device: PlannerDevice(hasRemoteToken: true, capabilities: DeviceCapabilities(backgroundModes: ["remote-notification"])),
+            now: Date())
+        guard case .send(let push) = decided.first else { throw FixtureError.unexpected("no push decided: \(decided)") }
+        let id = push.id.uuidString.lowercased()
+        try await before.saveDelivery(DeliveryBatch(pushes: [OutboxPush(
+            id: id, device: DeviceRef(appID: "chat", deviceID: "phone"), tokenKind: .remote, reason: push.reason.rawValue,
+            strategy: push.strategy.rawValue, push: try JSONEncoder().encode(push), messageCount: 1, createdAt: Date())]))
+        #expect(try await before.claimPushes(before: Date(), limit: 10, leaseUntil: Date() + 300).map(\.id) == [id])
+        try before.close()
+
+        // The restart: the claim died with the process, and the push goes out.
+        configuration.port = 0
+        let store = try SQLiteStore(path: path)
+        var logger = Logger(label: "beckon.outbox.test")
+        logger.logLevel = .critical
+        let delivery = try await DeliveryService.start(
+            configuration: configuration, store: store, logger: logger, tick: .milliseconds(20), hub: SyncHub())
+        let group = ServiceGroup(configuration: .init(services: [delivery], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let emulator = try #require(delivery.emulator)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while emulator.deliveries(to: Self.token).isEmpty, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(emulator.deliveries(to: Self.token).map(\.apnsID) == [id])
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        try store.close()
+    }
+
+    @Test func badDeviceTokenIsTriedInTheOtherEnvironmentBeforeTheTokenIsDropped() async throws {
+        try await SyncTestServer.with(delivery: true) { server in
+            // A production token: the (sandbox) emulator answers BadDeviceToken, in both tries.
+            try server.emulator.registerDevice(token: Self.token, bundleID: "com.example.chat", environment: .production)
+            _ = try await server.device(user: "alice", device: "phone", token: Self.token)
+            try await server.post(to: ["alice"])
+            try await server.waitUntil {
+                try await server.store.device(DeviceRef(appID: "chat", deviceID: "phone"))?.pushToken == nil
+            }
+            #expect(server.emulator.counters.byReason["BadDeviceToken"] == 2)
+            let record = try await server.waitForPush { $0.state == "failed" }
+            #expect(record.status == 400)
+        }
+    }
+
+    @Test func aTokenForAnotherTopicFlagsTheDeviceUntilItRegistersAgain() async throws {
+        try await SyncTestServer.with(delivery: true) { server in
+            try server.emulator.registerDevice(token: Self.token, bundleID: "com.example.other")
+            _ = try await server.device(user: "alice", device: "phone", token: Self.token)
+            try await server.post(to: ["alice"])
+            let ref = DeviceRef(appID: "chat", deviceID: "phone")
+            try await server.waitUntil { try await server.store.device(ref)?.pushProblem == "DeviceTokenNotForTopic" }
+            #expect(try await server.store.device(ref)?.pushToken == Self.token)  // Kept: the app must fix it.
+            _ = try await server.device(user: "alice", device: "phone", token: Self.token)
+            #expect(try await server.store.device(ref)?.pushProblem == nil)
+        }
+    }
+}
