@@ -98,6 +98,9 @@ public protocol BeckonStore: Sendable {
     /// Messages and calls in the user's mailbox that none of the user's devices has read, not
     /// expired. Receipts and custom messages do not count.
     func unreadCount(of user: UserRef) async throws -> Int
+    /// Deletes the bookkeeping of unread messages that have expired (they no longer count).
+    @discardableResult
+    func pruneExpiredUnread(now: Date) async throws -> Int
     /// `unreadCount` for several users, read at once.
     func unreadCounts(of users: [UserRef]) async throws -> [UserRef: Int]
 
@@ -114,7 +117,7 @@ public protocol BeckonStore: Sendable {
     /// Takes up to `limit` due pushes for sending: their next attempt moves to `leaseUntil`, so
     /// no other claim takes them meanwhile; a push whose result is never recorded (the process
     /// died) is due again then.
-    func claimPushes(before date: Date, limit: Int, leaseUntil: Date) async throws -> [OutboxPush]
+    func claimPushes(appID: String, before date: Date, limit: Int, leaseUntil: Date) async throws -> [OutboxPush]
     /// At start, with no other sender: every pending push is due now, whether a claim of the
     /// process that died held it or a retry waited (it is sent at least once, design rule 9).
     func releaseClaims(now: Date) async throws -> Int

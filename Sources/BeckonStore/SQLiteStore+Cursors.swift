@@ -93,6 +93,13 @@ extension SQLiteStore {
         }
     }
 
+    public func pruneExpiredUnread(now: Date) async throws -> Int {
+        try await writer.write { db in
+            try db.execute(sql: "DELETE FROM unread_expiring WHERE expires_at <= ?", arguments: [now.millisecondsSince1970])
+            return db.changesCount
+        }
+    }
+
     /// A message became read for its user: it stops counting (see the v4 migration).
     private static func countAsRead(_ db: Database, appID: String, userID: String, messageID: String) throws {
         guard let row = try Row.fetchOne(

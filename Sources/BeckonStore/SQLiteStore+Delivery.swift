@@ -87,17 +87,18 @@ extension SQLiteStore {
         }
     }
 
-    public func claimPushes(before date: Date, limit: Int, leaseUntil: Date) async throws -> [OutboxPush] {
+    public func claimPushes(appID: String, before date: Date, limit: Int, leaseUntil: Date) async throws -> [OutboxPush] {
         try await writer.write { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
                     UPDATE push_outbox SET next_attempt_at = ?
                     WHERE id IN (SELECT id FROM push_outbox WHERE state = 'pending' AND next_attempt_at <= ?
+                                   AND app_id = ?
                                  ORDER BY next_attempt_at LIMIT ?)
                     RETURNING *
                     """,
-                arguments: [leaseUntil.millisecondsSince1970, date.millisecondsSince1970, limit])
+                arguments: [leaseUntil.millisecondsSince1970, date.millisecondsSince1970, appID, limit])
             return try rows.map(Self.outboxPush).sorted { $0.createdAt < $1.createdAt }
         }
     }

@@ -49,6 +49,10 @@ extension SQLiteStore {
                 try db.execute(
                     sql: "DELETE FROM device_cursor WHERE app_id = ? AND device_id = ?",
                     arguments: [registration.appID, registration.deviceID])
+                // Nor may the planner's state (owed pushes name the previous user's messages).
+                try db.execute(
+                    sql: "DELETE FROM delivery_state WHERE app_id = ? AND device_id = ?",
+                    arguments: [registration.appID, registration.deviceID])
             }
 
             try db.execute(

@@ -200,6 +200,11 @@ extension SQLiteStore {
                                       AND r.user_id = mb.user_id AND r.message_id = mb.message_id);
                 """)
         }
+        migrator.registerMigration("v5-unread-expiry-index") { db in
+            // Expired rows stop counting at once and are deleted in the background
+            // (`pruneExpiredUnread`), which needs to find them without a scan.
+            try db.execute(sql: "CREATE INDEX unread_expiring_expiry ON unread_expiring(expires_at)")
+        }
         return migrator
     }()
 }

@@ -3,6 +3,8 @@ import APNSEmulator
 import BeckonDelivery
 import BeckonStore
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import Logging
 import ServiceLifecycle
 import Testing
@@ -35,7 +37,7 @@ import Testing
         try await before.saveDelivery(DeliveryBatch(pushes: [OutboxPush(
             id: id, device: DeviceRef(appID: "chat", deviceID: "phone"), tokenKind: .remote, reason: push.reason.rawValue,
             strategy: push.strategy.rawValue, push: try JSONEncoder().encode(push), messageCount: 1, createdAt: Date())]))
-        #expect(try await before.claimPushes(before: Date(), limit: 10, leaseUntil: Date() + 300).map(\.id) == [id])
+        #expect(try await before.claimPushes(appID: "chat", before: Date(), limit: 10, leaseUntil: Date() + 300).map(\.id) == [id])
         try before.close()
 
         // The restart: the claim died with the process, and the push goes out.
@@ -85,6 +87,34 @@ import Testing
             #expect(try await server.store.device(ref)?.pushToken == Self.token)  // Kept: the app must fix it.
             _ = try await server.device(user: "alice", device: "phone", token: Self.token)
             #expect(try await server.store.device(ref)?.pushProblem == nil)
+        }
+    }
+
+    @Test func anAppWhosePushesHangCannotHoldUpAnotherApp() async throws {
+        try await SyncTestServer.with(delivery: true, perAppConcurrency: 2) { server in
+            // chat's pushes get no answer at all (a broken route), more of them than its slots.
+            let chatTokens = (1...4).map { String(repeating: "e\($0)", count: 32) }
+            for (index, token) in chatTokens.enumerated() {
+                server.emulator.neverRespond(deviceToken: token)
+                _ = try await server.device(user: "user\(index)", device: "phone\(index)", token: token)
+            }
+            try await server.post(to: (0..<4).map { "user\($0)" })
+            try await server.waitUntil { server.emulator.counters.requests >= 2 }
+
+            // mail's push still goes out at once.
+            let mailToken = String(repeating: "f1", count: 32)
+            try await server.store.registerDevice(DeviceRegistration(
+                appID: "mail", deviceID: "laptop", userID: "bob", bundleID: "com.example.mail", environment: .production,
+                pushToken: mailToken, capabilities: DeviceCapabilities(backgroundModes: ["remote-notification"])))
+            let mailKey = try await server.store.createAPIKey(appID: "mail", name: "test").secret
+            let body = #"{"recipients":{"users":["bob"]},"kind":"message","payload":{}}"#
+            let response = try await server.http { client in
+                try await client.post("/v1/messages", headers: APITestFixture.headers(bearer: mailKey), body: ByteBuffer(string: body))
+            }
+            #expect(response.status == .accepted)
+            _ = try await server.pushes(to: mailToken, count: 1, timeout: .seconds(5))
+            // chat never had more than its two slots in flight.
+            #expect(server.emulator.counters.unanswered <= 2)
         }
     }
 }

@@ -22,7 +22,7 @@ struct SyncTestServer: Sendable {
     let delivery: DeliveryService?
 
     static func with(
-        maxWindow: Int = 100, delivery withDelivery: Bool = false, metricsFactory: (any MetricsFactory)? = nil,
+        maxWindow: Int = 100, delivery withDelivery: Bool = false, perAppConcurrency: Int = 200, metricsFactory: (any MetricsFactory)? = nil,
         configure: (inout BeckonServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (SyncTestServer) async throws -> Void
     ) async throws {
@@ -44,6 +44,7 @@ struct SyncTestServer: Sendable {
         logger.logLevel = .warning
         let delivery = withDelivery ? try await DeliveryService.start(
             configuration: configuration, store: store, logger: logger, tick: .milliseconds(20),
+            perAppConcurrency: perAppConcurrency,
             hub: hub) : nil
         let service = try BeckonHTTPServer.application(
             configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), hub: hub,

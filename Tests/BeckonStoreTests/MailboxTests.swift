@@ -167,6 +167,9 @@ import Testing
             clock.advance(by: 31)
             #expect(try await store.messages(for: ann, after: 0, limit: 10).map(\.sequence) == [2])
             #expect(try await store.unreadCount(of: ann) == 1)
+            // Pruning the expired bookkeeping changes no count.
+            #expect(try await store.pruneExpiredUnread(now: clock.now) == 1)
+            #expect(try await store.unreadCount(of: ann) == 1)
         }
     }
 

@@ -36,8 +36,9 @@ final class DeliveryDriver: Service, Sendable {
     private let queuedDeadlines = NIOLockedValueBox(Set<DeviceRef>())
     /// The planners as last saved, so a busy device's state is not read and decoded from the
     /// database for every batch. Only this driver writes them (one node per database today; with
-    /// several nodes this cache would need the database's invalidation, LISTEN/NOTIFY).
-    let planners = NIOLockedValueBox([DeviceRef: DevicePlanner]())
+    /// several nodes this cache would need the database's invalidation, LISTEN/NOTIFY). Each
+    /// entry remembers the registration it was planned for (see `CachedPlanner`).
+    let planners = NIOLockedValueBox([DeviceRef: CachedPlanner]())
     /// Most planners kept in `planners`; beyond it the cache starts over.
     let plannerCacheLimit = 200_000
 
@@ -103,8 +104,14 @@ final class DeliveryDriver: Service, Sendable {
     /// Every `tick`, queues the deadlines that have come. They go through the same queue as
     /// every other event, so one device's planner is never in two transitions at once.
     private func wakeDuePlanners() async {
+        var lastPrune = ContinuousClock.now
         while !Task.isCancelled {
             do {
+                // Housekeeping on the same clock: expired unread bookkeeping, once a minute.
+                if ContinuousClock.now - lastPrune > .seconds(60) {
+                    lastPrune = ContinuousClock.now
+                    try await store.pruneExpiredUnread(now: now())
+                }
                 let due = try await store.dueDeliveryStates(before: now(), limit: batchSize)
                 let fresh = queuedDeadlines.withLockedValue { queued in due.filter { queued.insert($0).inserted } }
                 for device in fresh { submit(.deadline(device)) }
@@ -128,7 +135,16 @@ final class DeliveryDriver: Service, Sendable {
         }
         do {
             var step = try await PlanningStep(driver: self, devicesFor: batch)
-            for event in batch { try await step.apply(event) }
+            for event in batch {
+                // One event that cannot be applied (its device deleted meanwhile, a store error)
+                // costs that event, not the batch: losing a `.disconnected` would leave a planner
+                // believing its device connected, silent until it reconnects.
+                do {
+                    try await step.apply(event)
+                } catch {
+                    logger.error("an event could not be planned", metadata: ["error": "\(error)"])
+                }
+            }
             try await step.save()
         } catch {
             // The messages are in the mailbox whatever happens here; the device syncs them when

@@ -23,9 +23,10 @@ public struct DeliveryService: Service {
     /// - Parameters:
     ///   - tick: how often due planner deadlines and the outbox are polled.
     ///   - hub: this node's sync sessions, whose events the planner follows.
+    ///   - perAppConcurrency: pushes in flight per app (the bulkhead between apps).
     public static func start(
         configuration: BeckonServerConfiguration, store: any BeckonStore, logger: Logger,
-        tick: Duration = .seconds(1), metricsFactory: (any MetricsFactory)? = nil,
+        tick: Duration = .seconds(1), perAppConcurrency: Int = 200, metricsFactory: (any MetricsFactory)? = nil,
         hub: SyncHub
     ) async throws -> DeliveryService {
         let factory = metricsFactory ?? MetricsSystem.factory
@@ -80,7 +81,8 @@ public struct DeliveryService: Service {
 
         let metrics = DeliveryMetrics(factory: factory)
         let dispatcher = PushDispatcher(
-            store: store, routes: routes, metrics: metrics, logger: Logger(label: "beckon.push"), idlePoll: tick)
+            store: store, routes: routes, metrics: metrics, logger: Logger(label: "beckon.push"),
+            perAppConcurrency: perAppConcurrency, idlePoll: tick)
         let driver = DeliveryDriver(
             store: store, policies: Dictionary(configuration.apps.map { ($0.id, $0.delivery) }, uniquingKeysWith: { $1 }),
             dispatcher: dispatcher, metrics: metrics, tick: tick, logger: Logger(label: "beckon.delivery"),

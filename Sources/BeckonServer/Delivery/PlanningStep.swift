@@ -47,11 +47,26 @@ struct PlanningStep {
     /// since the start needs no such help: its `.disconnected` event is on its way, with the
     /// unacknowledged messages that a guess here would not know.)
     private mutating func loadStates() async throws {
-        let cached = driver.planners.withLockedValue { cache in devices.keys.compactMap { ref in cache[ref].map { (ref, $0) } } }
+        // A cached planner is used only for the registration it was planned for: a device deleted
+        // and registered again, or moved to another user, starts afresh.
+        let cached = driver.planners.withLockedValue { cache in
+            devices.compactMap { ref, device in
+                cache[ref].flatMap { $0.matches(device) ? (ref, $0.planner) : nil }
+            }
+        }
         var known = Dictionary(uniqueKeysWithValues: cached)
         let saved = try await driver.store.deliveryStates(devices.keys.filter { known[$0] == nil })
         let decoder = JSONDecoder()
-        for (ref, state) in saved { known[ref] = try decoder.decode(DevicePlanner.self, from: state.planner) }
+        for (ref, state) in saved {
+            do {
+                known[ref] = try decoder.decode(DevicePlanner.self, from: state.planner)
+            } catch {
+                // A state this version cannot read starts over rather than stopping every batch.
+                driver.logger.error("a saved planner state is unreadable; starting afresh", metadata: [
+                    "device": "\(ref)", "error": "\(error)",
+                ])
+            }
+        }
         for ref in devices.keys {
             var planner = known[ref] ?? DevicePlanner(policy: driver.policy(for: ref.appID))
             planner.policy = driver.policy(for: ref.appID)  // The configuration may have changed.
@@ -102,6 +117,9 @@ struct PlanningStep {
             try transition(ref) { planner, device in
                 planner.deadlineReached(device: PlannerDevice(device, contentKey: device.contentKey), now: now)
             }
+            // Saved even when nothing changed, so its stored deadline is rewritten (it may have
+            // been computed under another policy) instead of coming due again every tick.
+            if planners[ref] != nil { changed.insert(ref) }
         }
     }
 
@@ -159,11 +177,13 @@ struct PlanningStep {
                 unreachable: planner.isUnreachable))
         }
         try await driver.store.saveDelivery(batch)
-        let saved = changed.compactMap { ref in planners[ref].map { (ref, $0) } }
+        let saved = changed.compactMap { ref in
+            planners[ref].flatMap { planner in devices[ref].map { (ref, CachedPlanner(planner: planner, for: $0)) } }
+        }
         let limit = driver.plannerCacheLimit
         driver.planners.withLockedValue { cache in
             if cache.count + saved.count > limit { cache.removeAll(keepingCapacity: true) }
-            for (ref, planner) in saved { cache[ref] = planner }
+            for (ref, entry) in saved { cache[ref] = entry }
         }
         if !batch.pushes.isEmpty { driver.dispatcher.wake() }
     }

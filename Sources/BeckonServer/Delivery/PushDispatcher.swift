@@ -38,8 +38,10 @@ final class PushDispatcher: Sendable {
     private let state = NIOLockedValueBox(State())
     private let signals: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
-    /// Pushes claimed from the outbox and held here (queued or in flight) at most.
-    let localLimit = 2048
+    /// Pushes of one app claimed and held here (queued or in flight) at most: twice its slots,
+    /// so a held push starts within two send deadlines (2 × 30 s), well inside its lease, and a
+    /// stuck app holds only its own share.
+    var perAppHoldLimit: Int { perAppConcurrency * 2 }
     /// How long a claim holds a push: if this process dies before recording its result, the push
     /// is due again after it and another attempt sends it (at least once, design rule 9).
     let lease: TimeInterval = 300
@@ -48,7 +50,10 @@ final class PushDispatcher: Sendable {
         /// Claimed pushes waiting for a slot of their app, with their device as read at claim.
         var queued: [String: [(OutboxPush, Device?)]] = [:]
         var inFlight: [String: Int] = [:]
-        var held = 0
+        var held: [String: Int] = [:]
+        /// Held ids: a claim that comes back with one (its lease ran out while it waited) is not
+        /// queued a second time.
+        var heldIDs: Set<String> = []
     }
 
     init(
@@ -107,20 +112,22 @@ final class PushDispatcher: Sendable {
         }
     }
 
+    /// Claims, app by app (the bulkhead), as many due pushes as the app may still hold.
     private func claimWhileRoom() async throws {
-        while true {
-            let room = state.withLockedValue { localLimit - $0.held }
-            guard room > 0 else { return }
-            let page = min(room, 512)
-            let claimed = try await store.claimPushes(before: now(), limit: page, leaseUntil: now().addingTimeInterval(lease))
-            guard !claimed.isEmpty else { return }
+        for app in routes.keys.sorted() {
+            let room = state.withLockedValue { perAppHoldLimit - $0.held[app, default: 0] }
+            guard room > 0 else { continue }
+            let claimed = try await store.claimPushes(
+                appID: app, before: now(), limit: room, leaseUntil: now().addingTimeInterval(lease))
+            guard !claimed.isEmpty else { continue }
             // The devices' current tokens, in one read for the page.
             let devices = try await store.devices(Array(Set(claimed.map(\.device))))
             state.withLockedValue { state in
-                for push in claimed { state.queued[push.device.appID, default: []].append((push, devices[push.device])) }
-                state.held += claimed.count
+                for push in claimed where state.heldIDs.insert(push.id).inserted {
+                    state.queued[app, default: []].append((push, devices[push.device]))
+                    state.held[app, default: 0] += 1
+                }
             }
-            if claimed.count < page { return }
         }
     }
 
@@ -143,7 +150,8 @@ final class PushDispatcher: Sendable {
     private func release(_ push: OutboxPush) {
         state.withLockedValue { state in
             state.inFlight[push.device.appID, default: 1] -= 1
-            state.held -= 1
+            state.held[push.device.appID, default: 1] -= 1
+            state.heldIDs.remove(push.id)
         }
         signal.yield()  // A slot is free: queued pushes can go, and more can be claimed.
     }
@@ -172,6 +180,9 @@ final class PushDispatcher: Sendable {
             return .failed(status: 0, reason: "NoAPNsRoute", at: now())
         }
         guard let device else { return .failed(status: 0, reason: "DeviceDeleted", at: now()) }
+        // APNs said the token is not for this topic: asking again cannot help until the device
+        // registers again (which clears the flag).
+        if let problem = device.pushProblem { return .failed(status: 0, reason: problem, at: now()) }
         let push: PlannedPush
         do {
             push = try JSONDecoder().decode(PlannedPush.self, from: outbox.push)
