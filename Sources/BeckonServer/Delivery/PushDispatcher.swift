@@ -116,7 +116,9 @@ final class PushDispatcher: Sendable {
     private func claimWhileRoom() async throws {
         for app in routes.keys.sorted() {
             let room = state.withLockedValue { perAppHoldLimit - $0.held[app, default: 0] }
-            guard room > 0 else { continue }
+            // Claim in pages of at least half the limit, not one slot at a time: each claim is a
+            // write, and its slots' worth of sends is still queued meanwhile.
+            guard room >= perAppHoldLimit / 2 else { continue }
             let claimed = try await store.claimPushes(
                 appID: app, before: now(), limit: room, leaseUntil: now().addingTimeInterval(lease))
             guard !claimed.isEmpty else { continue }
