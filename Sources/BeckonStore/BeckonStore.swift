@@ -112,8 +112,6 @@ public protocol BeckonStore: Sendable {
     func dueDeliveryStates(before date: Date, limit: Int) async throws -> [DeviceRef]
     /// Saves planner states, queues new pushes and records wake outcomes in one transaction.
     func saveDelivery(_ batch: DeliveryBatch) async throws
-    /// Pending pushes whose next attempt is due, oldest first.
-    func pendingPushes(before date: Date, limit: Int) async throws -> [OutboxPush]
     /// Takes up to `limit` due pushes for sending: their next attempt moves to `leaseUntil`, so
     /// no other claim takes them meanwhile; a push whose result is never recorded (the process
     /// died) is due again then.

@@ -74,19 +74,6 @@ extension SQLiteStore {
         }
     }
 
-    public func pendingPushes(before date: Date, limit: Int) async throws -> [OutboxPush] {
-        try await writer.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT * FROM push_outbox WHERE state = 'pending' AND next_attempt_at <= ?
-                    ORDER BY next_attempt_at LIMIT ?
-                    """,
-                arguments: [date.millisecondsSince1970, limit]
-            ).map(Self.outboxPush)
-        }
-    }
-
     public func claimPushes(appID: String, before date: Date, limit: Int, leaseUntil: Date) async throws -> [OutboxPush] {
         try await writer.write { db in
             let rows = try Row.fetchAll(

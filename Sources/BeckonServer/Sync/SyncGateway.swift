@@ -14,8 +14,6 @@ public struct SyncLimits: Sendable, Equatable {
     /// `sync.max-frame-bytes`: the largest message a device may send (a bigger one closes the
     /// connection with 1009).
     public var maximumFrameBytes: Int
-    /// The largest frame the server sends: a `message` frame carries a whole payload.
-    public var maximumOutboundFrameBytes: Int
     /// `sync.ping-interval-seconds`: the server sends a WebSocket ping this often and closes a
     /// connection whose pong does not come back within the next interval (nil: no pings).
     public var pingInterval: Duration?
@@ -28,24 +26,21 @@ public struct SyncLimits: Sendable, Equatable {
     public static let defaultWindow = 100
 
     public init(
-        maximumWindow: Int = 100, maximumFrameBytes: Int = 64 * 1024, maximumOutboundFrameBytes: Int = 128 * 1024,
+        maximumWindow: Int = 100, maximumFrameBytes: Int = 64 * 1024,
         pingInterval: Duration? = .seconds(60), maximumQueuedFrames: Int = 128, closeTimeout: Duration = .seconds(2)
     ) {
         self.maximumWindow = maximumWindow
         self.maximumFrameBytes = maximumFrameBytes
-        self.maximumOutboundFrameBytes = maximumOutboundFrameBytes
         self.pingInterval = pingInterval
         self.maximumQueuedFrames = maximumQueuedFrames
         self.closeTimeout = closeTimeout
     }
 
-    /// The limits a configuration sets; the outbound frame limit leaves room for the largest
-    /// payload and the frame's own fields.
+    /// The limits a configuration sets.
     public init(_ configuration: BeckonServerConfiguration) {
         self.init(
             maximumWindow: configuration.syncMaximumWindow,
             maximumFrameBytes: configuration.syncMaximumFrameBytes,
-            maximumOutboundFrameBytes: configuration.maximumPayloadBytes + 4096,
             pingInterval: configuration.syncPingIntervalSeconds > 0 ? .seconds(configuration.syncPingIntervalSeconds) : nil)
     }
 
