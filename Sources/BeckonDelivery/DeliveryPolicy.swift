@@ -1,5 +1,5 @@
 import Foundation
-import BeckonStore
+import BeckonProtocol
 
 /// An app's delivery settings: the strategy and every number the planner uses.
 ///

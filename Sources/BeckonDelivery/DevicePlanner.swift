@@ -1,4 +1,4 @@
-import BeckonStore
+import BeckonProtocol
 import Foundation
 
 /// Decides, for one device, which pushes to send and when: a pure value-type state machine in the

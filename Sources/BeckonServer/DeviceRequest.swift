@@ -1,3 +1,5 @@
+import BeckonProtocol
+import BeckonJSON
 import Foundation
 import BeckonStore
 

@@ -1,3 +1,4 @@
+import BeckonProtocol
 import Foundation
 
 /// Beckon's durable state: apps and their API keys, the device registry, the per-user mailbox,

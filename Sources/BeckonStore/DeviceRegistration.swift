@@ -1,3 +1,4 @@
+import BeckonProtocol
 import Foundation
 
 /// What a device says about itself when it registers or updates its registration.

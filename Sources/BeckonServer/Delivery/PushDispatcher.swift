@@ -185,22 +185,10 @@ final class PushDispatcher: Sendable {
         // APNs said the token is not for this topic: asking again cannot help until the device
         // registers again (which clears the flag).
         if let problem = device.pushProblem { return .failed(status: 0, reason: problem, at: now()) }
-        let push: PlannedPush
-        do {
-            push = try JSONDecoder().decode(PlannedPush.self, from: outbox.push)
-        } catch {
-            return .failed(status: 0, reason: "Undecodable", at: now())
-        }
-        guard let hex = device.token(push.token), let token = try? APNSDeviceToken(hex: hex) else {
+        guard let hex = device.token(outbox.tokenKind), let token = try? APNSDeviceToken(hex: hex) else {
             return .failed(status: 0, reason: "NoToken", at: now())
         }
-        let request: APNSRequest
-        do {
-            request = try push.request(to: token, bundleID: route.bundleID)
-        } catch {
-            logger.error("a planned push does not fit APNs' rules", metadata: ["push": "\(outbox.id)", "error": "\(error)"])
-            return .failed(status: 0, reason: "InvalidPayload", at: now())
-        }
+        let request = APNSRequest(outbox.notification, to: token)
         let environment = APNSEnvironment(device.environment)
         do {
             let response = try await route.client.send(request, environment: environment, credential: route.credential)
