@@ -5,7 +5,7 @@ import BeckonSeal
 import Foundation
 
 /// Builds the typed notifications for one device at one moment. Pure: the planner decides *which*
-/// push and *when*; this decides *what it looks like*, following the strategy table in DESIGN.md.
+/// push and *when*; this decides *what it looks like*, following the strategy table in docs/design.md ("Delivery strategies").
 struct NotificationFactory {
     let policy: DeliveryPolicy
     let device: PlannerDevice

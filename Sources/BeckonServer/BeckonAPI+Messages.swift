@@ -67,7 +67,7 @@ extension BeckonAPI {
     }
 
     /// `GET /v1/messages/{messageId}`: a device fetches one message of its user's mailbox, what a
-    /// notification service extension does in its 30 s (DESIGN.md, "service-extension"). A
+    /// notification service extension does in its 30 s (docs/design.md, "service-extension"). A
     /// message of another user, another app or past its expiry is 404, never 403, so ids of
     /// other users' messages cannot be probed.
     func getMessage(_ request: Request, _ context: some RequestContext) async throws -> Response {

@@ -1,3 +1,4 @@
+import BeckonJSON
 @testable import BeckonServer
 import BeckonStore
 import Foundation
@@ -13,7 +14,8 @@ import Testing
             let credential = try await server.device(user: "alice", device: "phone")
             let client = try await server.connect(credential)
             let welcome = try await client.hello(cursor: 0)
-            #expect(welcome["version"]?.number == 1)
+            #expect(welcome["version"]?.number == 2)
+            #expect(welcome["badge"]?.number == 0)
             #expect(welcome["lastSequence"]?.number == 0)
             #expect(welcome["window"]?.number == 100)
             #expect(welcome["sessionId"]?.string != nil)
@@ -38,6 +40,7 @@ import Testing
             let again = try await server.connect(credential)
             let rewelcome = try await again.hello(cursor: 1)
             #expect(rewelcome["lastSequence"]?.number == 3)
+            #expect(rewelcome["badge"]?.number == 3, "the unread count: nothing was read yet")
             #expect(try await again.messages(2) == [2, 3])
             try await again.roundTrip()
             try await again.send(#"{"type":"bye"}"#)
@@ -153,7 +156,7 @@ import Testing
                 try await client.get("/v1/sync", headers: APITestFixture.headers(bearer: "bkd_wrong", contentType: nil))
             }
             #expect(response.status == .unauthorized)
-            let body = try JSONDecoder().decode(AnyJSON.self, from: Data(buffer: try #require(response.body)))
+            let body = try JSONParser.parse(Array(try #require(response.body).readableBytesView))
             #expect(body["error"]?["code"]?.string == "unauthorized")
         }
     }

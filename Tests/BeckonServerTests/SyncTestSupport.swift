@@ -1,3 +1,4 @@
+import BeckonJSON
 @testable import BeckonServer
 import BeckonNode
 import BeckonStore
@@ -94,7 +95,7 @@ struct SyncTestServer: Sendable {
                 "/v1/messages", headers: APITestFixture.headers(bearer: chatKey), body: ByteBuffer(string: body))
         }
         guard response.status == .accepted, let buffer = response.body,
-            let id = (try? JSONDecoder().decode(AnyJSON.self, from: Data(buffer: buffer)))?["id"]?.string
+            let id = (try? JSONParser.parse(Array(buffer.readableBytesView)))?["id"]?.string
         else { throw FixtureError.unexpected("post: \(response.status)") }
         return id
     }
@@ -166,7 +167,7 @@ final class SyncTestClient: Sendable {
                     await inbox.connected(outbound)
                     for try await message in inbound.messages(maxSize: 1 << 20) {
                         guard case .text(let text) = message,
-                            let frame = try? JSONDecoder().decode(AnyJSON.self, from: Data(text.utf8))
+                            let frame = try? JSONParser.parse(Array(text.utf8))
                         else { continue }
                         await inbox.push(frame)
                     }
