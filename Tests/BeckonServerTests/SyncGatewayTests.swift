@@ -97,6 +97,33 @@ import Testing
         }
     }
 
+    @Test func aResumingDeviceLearnsWhatWasReadWhileItWasAway() async throws {
+        try await SyncTestServer.with { server in
+            let phone = try await server.device(user: "alice", device: "phone")
+            let tablet = try await server.device(user: "alice", device: "tablet")
+            let first = try await server.post(to: ["alice"], text: "one")
+            try await server.post(to: ["alice"], text: "two")
+            // The phone reads the first while the tablet is offline.
+            let a = try await server.connect(phone)
+            _ = try await a.hello(cursor: 0)
+            #expect(try await a.messages(2) == [1, 2])
+            try await a.send(#"{"type":"read","ids":["\#(first)"]}"#)
+            try await a.roundTrip()
+
+            let b = try await server.connect(tablet)
+            let welcome = try await b.hello(cursor: 0)
+            #expect(welcome["badge"]?.number == 1, "one unread left")
+            let one = try await b.next(), two = try await b.next()
+            #expect(one["id"]?.string == first)
+            #expect(one["read"] == JSONValue.bool(true), "read on the phone: the tablet must not notify it")
+            #expect(two["read"] == JSONValue.bool(false))
+            for client in [a, b] {
+                try await client.send(#"{"type":"bye"}"#)
+                _ = try await client.closeCode()
+            }
+        }
+    }
+
     @Test func readOnOneDeviceIsReadElsewhereOnTheOthers() async throws {
         try await SyncTestServer.with { server in
             let phone = try await server.device(user: "alice", device: "phone")

@@ -233,6 +233,6 @@ extension SyncMessage {
         let message = entry.message
         self.init(
             sequence: entry.sequence, id: message.id, kind: message.kind, payload: Array(message.payload),
-            createdAt: message.createdAt, expiresAt: message.expiresAt)
+            createdAt: message.createdAt, expiresAt: message.expiresAt, read: entry.read)
     }
 }
