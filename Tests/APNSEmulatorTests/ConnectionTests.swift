@@ -1,4 +1,5 @@
 import APNSCore
+import EmulatorTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP2
@@ -85,17 +86,17 @@ struct ConnectionTests {
             defer { Task { await client.close() } }
             let first = key.token(issuedAt: clock.now)
             #expect(try await client.send(.push(token: tokenA, jwt: first)).status == 200)
-            clock.advance(5 * 60)
+            clock.advance(by: 5 * 60)
             let second = key.token(issuedAt: clock.now)
             let early = try await client.send(.push(token: tokenA, jwt: second))
             #expect(early.status == 429)
             #expect(early.reason == "TooManyProviderTokenUpdates")
             // The old token still works; the new one is accepted 20 minutes after the last change.
             #expect(try await client.send(.push(token: tokenA, jwt: first)).status == 200)
-            clock.advance(15 * 60)
+            clock.advance(by: 15 * 60)
             #expect(try await client.send(.push(token: tokenA, jwt: second)).status == 200)
             // 60 minutes after its iat the first token has expired.
-            clock.advance(41 * 60)
+            clock.advance(by: 41 * 60)
             #expect(try await client.send(.push(token: tokenA, jwt: first)).reason == "ExpiredProviderToken")
         }
     }
