@@ -5,6 +5,8 @@ let package = Package(
     name: "Beckon",
     platforms: [.macOS(.v14)],
     products: [
+        .library(name: "BeckonJSON", targets: ["BeckonJSON"]),
+        .library(name: "BeckonProtocol", targets: ["BeckonProtocol"]),
         .library(name: "APNSCore", targets: ["APNSCore"]),
         .library(name: "APNS", targets: ["APNS"]),
         .library(name: "APNSEmulator", targets: ["APNSEmulator"]),
@@ -29,8 +31,18 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
+        // One JSON value type, a strict parser and a writer, for every module. No dependencies.
+        .target(name: "BeckonJSON", dependencies: []),
+        // The wire contract shared by the server and the client SDK: sync frames, the push
+        // payload's `beckon` key, message kinds, reasons, strategies, error codes. Foundation only.
+        .target(name: "BeckonProtocol", dependencies: ["BeckonJSON"]),
+        // Content sealed per device (AES-GCM): the server seals, the client's extension opens.
+        .target(
+            name: "BeckonSeal",
+            dependencies: ["BeckonProtocol", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         // The APNs model: typed notifications, payload encoding, responses. No networking.
-        .target(name: "APNSCore", dependencies: []),
+        .target(name: "APNSCore", dependencies: ["BeckonJSON"]),
         // The provider client: tokens, HTTP/2 pool, retries, metrics.
         .target(
             name: "APNS",
@@ -51,7 +63,7 @@ let package = Package(
         .target(
             name: "APNSEmulator",
             dependencies: [
-                "APNSCore",
+                "APNSCore", "BeckonJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -62,10 +74,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The composition root: one node assembled from the server, delivery and APNs routes.
+        .target(
+            name: "BeckonNode",
+            dependencies: [
+                "BeckonServer", "BeckonStore", "APNS", "APNSEmulator",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "beckon",
             dependencies: [
-                "APNSCore", "APNS", "APNSEmulator", "BeckonServer",
+                "APNSCore", "APNS", "APNSEmulator", "BeckonServer", "BeckonNode", "BeckonJSON", "BeckonProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -86,6 +111,7 @@ let package = Package(
         .target(
             name: "BeckonStore",
             dependencies: [
+                "BeckonProtocol", "BeckonJSON", "APNSCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -95,7 +121,7 @@ let package = Package(
         .target(
             name: "BeckonServer",
             dependencies: [
-                "BeckonStore", "BeckonDelivery", "APNS", "APNSCore", "APNSEmulator",
+                "BeckonStore", "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "BeckonSeal", "APNS", "APNSCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -118,8 +144,11 @@ let package = Package(
         .testTarget(
             name: "BeckonServerTests",
             dependencies: [
-                "BeckonServer", "BeckonStore", "BeckonDelivery", "APNSCore", "APNSEmulator",
+                "BeckonServer", "BeckonNode", "BeckonStore", "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "BeckonSeal",
+                "APNSCore",
+                "APNSEmulator",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
@@ -135,18 +164,20 @@ let package = Package(
         // The delivery planner: a pure per-device state machine deciding which pushes to send and when.
         .target(
             name: "BeckonDelivery",
-            dependencies: ["APNSCore", "BeckonStore", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["APNSCore", "BeckonProtocol", "BeckonSeal"]
         ),
         .testTarget(
             name: "BeckonDeliveryTests",
             dependencies: [
-                "BeckonDelivery", "APNSCore", "BeckonStore", .product(name: "Crypto", package: "swift-crypto"),
+                "BeckonDelivery", "APNSCore", "BeckonProtocol", "BeckonSeal", "BeckonJSON",
             ]
         ),
-        .testTarget(name: "APNSCoreTests", dependencies: ["APNSCore"]),
+        .testTarget(name: "BeckonJSONTests", dependencies: ["BeckonJSON"]),
+        .testTarget(name: "BeckonProtocolTests", dependencies: ["BeckonProtocol", "BeckonJSON"]),
+        .testTarget(name: "APNSCoreTests", dependencies: ["APNSCore", "BeckonJSON"]),
         .testTarget(
             name: "BeckonStoreTests",
-            dependencies: ["BeckonStore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["BeckonStore", "BeckonProtocol", "APNSCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "BeckonCLITests",

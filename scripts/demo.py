@@ -31,7 +31,7 @@ class SyncSession:
         key = base64.b64encode(os.urandom(16)).decode()
         self.sock.sendall((
             f"GET /v1/sync HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: beckon.v1\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: beckon.v2\r\n"
             f"Authorization: Bearer {credential}\r\n\r\n").encode())
         head = b""
         while b"\r\n\r\n" not in head:
@@ -123,7 +123,7 @@ def main():
 
         time.sleep(0.5)  # The app wakes a moment later and connects.
         session = SyncSession(port, registered["credential"])
-        session.send({"type": "hello", "version": 1, "cursor": 0})
+        session.send({"type": "hello", "version": 2, "cursor": 0})
         welcome = session.receive()
         message = session.receive()
         session.send({"type": "ack", "upTo": message["seq"]})

@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift test
+python3 scripts/check-citations.py
 scripts/apns-interop.sh
 swift build --product beckon >/dev/null
 BECKON="$(swift build --show-bin-path)/beckon"

@@ -77,7 +77,7 @@ public final class APNSClient: Sendable {
     ) async throws -> APNSResponse {
         let pool = try self.pool(for: environment, credential: credential)
         let end = NIODeadline.now() + .nanoseconds(Int64((deadline ?? configuration.defaultDeadline) * 1e9))
-        var retries = APNSRetryStateMachine(maximumAttempts: configuration.maximumAttempts, backoff: configuration.retryBackoff)
+        var retries = APNSRetryStateMachine(policy: configuration.retry)
         while true {
             let bearer = try authorization(for: credential)
             let token = bearer?.token

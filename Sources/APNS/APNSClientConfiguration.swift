@@ -14,10 +14,9 @@ public struct APNSClientConfiguration: Sendable {
     public var maximumQueuedRequests: Int
     /// How long one notification may take, queueing and retries included.
     public var defaultDeadline: TimeInterval
-    /// Attempts per notification, the first included, for 5xx, 429 and connection failures.
-    public var maximumAttempts: Int
-    /// Delay between retries of one notification.
-    public var retryBackoff: APNSBackoff
+    /// Attempts per notification (the first included) and the delay between them, for 5xx, 429
+    /// and connection failures.
+    public var retry: APNSRetryPolicy
     /// Delay before reconnecting after failed connection attempts.
     public var reconnectBackoff: APNSBackoff
     public var connectTimeout: TimeAmount
@@ -32,8 +31,7 @@ public struct APNSClientConfiguration: Sendable {
         connectionsPerPool: Int = 2,
         maximumQueuedRequests: Int = 10_000,
         defaultDeadline: TimeInterval = 30,
-        maximumAttempts: Int = 4,
-        retryBackoff: APNSBackoff = APNSBackoff(base: 0.2, cap: 5),
+        retry: APNSRetryPolicy = APNSRetryPolicy(maximumAttempts: 4, backoff: APNSBackoff(base: 0.2, cap: 5)),
         reconnectBackoff: APNSBackoff = APNSBackoff(base: 0.1, cap: 30),
         connectTimeout: TimeAmount = .seconds(10),
         pingInterval: TimeAmount = .seconds(60),
@@ -44,8 +42,7 @@ public struct APNSClientConfiguration: Sendable {
         self.connectionsPerPool = connectionsPerPool
         self.maximumQueuedRequests = maximumQueuedRequests
         self.defaultDeadline = defaultDeadline
-        self.maximumAttempts = maximumAttempts
-        self.retryBackoff = retryBackoff
+        self.retry = retry
         self.reconnectBackoff = reconnectBackoff
         self.connectTimeout = connectTimeout
         self.pingInterval = pingInterval

@@ -24,15 +24,13 @@ struct APNSRetryStateMachine: Sendable {
         case fail(APNSClientError)
     }
 
-    let maximumAttempts: Int
-    let backoff: APNSBackoff
+    let policy: APNSRetryPolicy
     /// Attempts that counted (the first included).
     private(set) var attempts = 1
     private var freeResends = 0
 
-    init(maximumAttempts: Int, backoff: APNSBackoff) {
-        self.maximumAttempts = max(1, maximumAttempts)
-        self.backoff = backoff
+    init(policy: APNSRetryPolicy) {
+        self.policy = policy
     }
 
     /// `remaining` is the time left before the deadline; `random` in 0...1 draws the jitter. It is
@@ -48,11 +46,12 @@ struct APNSRetryStateMachine: Sendable {
     private mutating func decide(_ outcome: Outcome, random: () -> Double) -> Decision {
         switch outcome {
         case .answered(let response):
-            let canRetry = attempts < maximumAttempts
+            let canRetry = attempts < policy.maximumAttempts
             switch response.retryClass {
             case .retryWithDelay where canRetry:
+                let delay = policy.delay(afterAttempts: attempts, random: random()) ?? 0
                 attempts += 1
-                return .retry(delay: backoff.delay(attempt: attempts - 1, random: random()), refreshToken: false)
+                return .retry(delay: delay, refreshToken: false)
             case .refreshTokenAndRetry where canRetry:
                 attempts += 1
                 return .retry(delay: 0, refreshToken: true)
@@ -67,12 +66,14 @@ struct APNSRetryStateMachine: Sendable {
             return .fail(.deadlineExceeded(attempts: attempts))
         case .connectionError(let error) where error.wasNotProcessed:
             freeResends += 1
-            let delay = freeResends <= 3 ? 0 : backoff.delay(attempt: freeResends - 3, random: random())
+            let delay = freeResends <= 3 ? 0 : policy.backoff.delay(attempt: freeResends - 3, random: random())
             return .retry(delay: delay, refreshToken: false)
         case .connectionError(let error):
-            guard attempts < maximumAttempts else { return .fail(.connectionFailed(attempts: attempts, lastError: error)) }
+            guard let delay = policy.delay(afterAttempts: attempts, random: random()) else {
+                return .fail(.connectionFailed(attempts: attempts, lastError: error))
+            }
             attempts += 1
-            return .retry(delay: backoff.delay(attempt: attempts - 1, random: random()), refreshToken: false)
+            return .retry(delay: delay, refreshToken: false)
         }
     }
 }

@@ -1,3 +1,5 @@
+import BeckonJSON
+
 /// The `alert` dictionary (apns.md D.2).
 public struct APNSAlert: Hashable, Sendable {
     public var title: String?

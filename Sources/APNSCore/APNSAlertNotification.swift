@@ -1,3 +1,4 @@
+import BeckonJSON
 import Foundation
 
 /// An alert push (`apns-push-type: alert`): shown to the user, optionally rewritten by a
@@ -17,7 +18,7 @@ public struct APNSAlertNotification: APNSNotification, Hashable {
     public var interruptionLevel: APNSInterruptionLevel?
     public var relevanceScore: Double?
     public var filterCriteria: String?
-    public var custom: [String: APNSJSON]
+    public var custom: [String: JSONValue]
     public var priority: APNSPriority
     public var expiration: APNSExpiration
     public var collapseID: String?
@@ -29,7 +30,7 @@ public struct APNSAlertNotification: APNSNotification, Hashable {
         alert: APNSAlert? = nil, badge: Int? = nil, sound: APNSSound? = nil, threadID: String? = nil,
         category: String? = nil, contentAvailable: Bool = false, mutableContent: Bool = false,
         targetContentID: String? = nil, interruptionLevel: APNSInterruptionLevel? = nil,
-        relevanceScore: Double? = nil, filterCriteria: String? = nil, custom: [String: APNSJSON] = [:],
+        relevanceScore: Double? = nil, filterCriteria: String? = nil, custom: [String: JSONValue] = [:],
         priority: APNSPriority = .immediately, expiration: APNSExpiration = .default,
         collapseID: String? = nil, apnsID: UUID? = nil, allowsTruncation: Bool = false
     ) {

@@ -1,3 +1,4 @@
+import BeckonJSON
 import Foundation
 
 /// A background (silent) push: wakes the app for up to 30 seconds, shows nothing.
@@ -8,7 +9,7 @@ import Foundation
 public struct APNSBackgroundNotification: APNSNotification, Hashable {
     public static var pushType: APNSPushType { .background }
 
-    public var custom: [String: APNSJSON]
+    public var custom: [String: JSONValue]
     public var expiration: APNSExpiration
     public var collapseID: String?
     public var apnsID: UUID?
@@ -16,7 +17,7 @@ public struct APNSBackgroundNotification: APNSNotification, Hashable {
     public var priority: APNSPriority { .considerPower }
 
     public init(
-        custom: [String: APNSJSON] = [:], expiration: APNSExpiration = .default,
+        custom: [String: JSONValue] = [:], expiration: APNSExpiration = .default,
         collapseID: String? = nil, apnsID: UUID? = nil
     ) {
         self.custom = custom

@@ -1,3 +1,4 @@
+import BeckonJSON
 import Foundation
 
 /// Signals a File Provider enumerator. Apple: the keys sit at the top level, not in `aps` (apns.md D.4).

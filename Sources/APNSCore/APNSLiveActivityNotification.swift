@@ -1,3 +1,4 @@
+import BeckonJSON
 import Foundation
 
 /// A Live Activity start, update or end (apns.md D.1, D.4, E.8).
@@ -10,7 +11,7 @@ public struct APNSLiveActivityNotification: APNSNotification, Hashable {
     public enum Event: Hashable, Sendable {
         /// iOS 18+: `inputPushToken` asks the new activity for an update token; `inputPushChannel`
         /// subscribes it to a broadcast channel (apns.md D.1).
-        case start(attributesType: String, attributes: APNSJSON, alert: APNSAlert, inputPushToken: Bool = false, inputPushChannel: String? = nil)
+        case start(attributesType: String, attributes: JSONValue, alert: APNSAlert, inputPushToken: Bool = false, inputPushChannel: String? = nil)
         case update
         case end(dismissalDate: Date?)
 
@@ -24,7 +25,7 @@ public struct APNSLiveActivityNotification: APNSNotification, Hashable {
     }
 
     public var event: Event
-    public var contentState: APNSJSON
+    public var contentState: JSONValue
     public var timestamp: Date
     public var staleDate: Date?
     public var relevanceScore: Double?
@@ -36,7 +37,7 @@ public struct APNSLiveActivityNotification: APNSNotification, Hashable {
     public var apnsID: UUID?
 
     public init(
-        event: Event, contentState: APNSJSON, timestamp: Date, staleDate: Date? = nil,
+        event: Event, contentState: JSONValue, timestamp: Date, staleDate: Date? = nil,
         relevanceScore: Double? = nil, alert: APNSAlert? = nil,
         priority: APNSPriority = .considerPower, expiration: APNSExpiration = .default,
         collapseID: String? = nil, apnsID: UUID? = nil

@@ -1,3 +1,4 @@
+import BeckonJSON
 import Foundation
 
 /// A notification of one push type: its headers and its payload.
@@ -47,6 +48,8 @@ public enum APNSPayloadError: Error, Hashable, Sendable, CustomStringConvertible
     case reservedCustomKey(String)
     case nothingToShow
     case missingField(String)
+    /// A restored rendering whose priority this push type does not allow.
+    case priorityNotAllowed(APNSPushType)
 
     public var description: String {
         switch self {
@@ -60,18 +63,20 @@ public enum APNSPayloadError: Error, Hashable, Sendable, CustomStringConvertible
             "an alert push needs an alert, a badge or a sound (Apple: alert pushes must interact with the user)"
         case .missingField(let name):
             "this push type requires \(name)"
+        case .priorityNotAllowed(let pushType):
+            "apns-priority is not allowed for \(pushType.rawValue) pushes (Apple: background pushes use priority 5)"
         }
     }
 }
 
 /// Custom top-level keys, peers of `aps` (Apple: "Don't add your own custom keys to the aps dictionary").
-func writeCustom(_ custom: [String: APNSJSON], to json: inout JSONWriter) {
+func writeCustom(_ custom: [String: JSONValue], to json: inout JSONWriter) {
     for name in custom.keys.sorted() {
         json.key(name)
         json.value(custom[name]!)
     }
 }
 
-func validateCustom(_ custom: [String: APNSJSON]) throws(APNSPayloadError) {
+func validateCustom(_ custom: [String: JSONValue]) throws(APNSPayloadError) {
     if custom["aps"] != nil { throw .reservedCustomKey("aps") }
 }

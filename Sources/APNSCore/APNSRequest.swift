@@ -20,29 +20,21 @@ public struct APNSRequest: Sendable, Hashable {
     public init<Notification: APNSNotification>(
         _ notification: Notification, to deviceToken: APNSDeviceToken, bundleID: String
     ) throws(APNSPayloadError) {
-        try notification.validate()
-        if let collapseID = notification.collapseID, collapseID.utf8.count > 64 {
-            throw .collapseIDTooLong(bytes: collapseID.utf8.count)  // Apple: at most 64 bytes.
-        }
-        let limit = Notification.pushType.maximumPayloadSize
-        var candidate = notification
-        var payload = candidate.encodedPayload()
-        while payload.count > limit {
-            guard candidate.truncate(by: payload.count - limit) else {
-                throw .tooLarge(size: payload.count, limit: limit)
-            }
-            payload = candidate.encodedPayload()
-        }
+        self.init(try APNSRenderedNotification(notification, bundleID: bundleID), to: deviceToken)
+    }
+
+    /// The request for a notification rendered earlier (the push outbox stores them rendered,
+    /// so what is sent is exactly what was decided).
+    public init(_ rendered: APNSRenderedNotification, to deviceToken: APNSDeviceToken) {
         self.deviceToken = deviceToken
-        self.pushType = Notification.pushType
-        self.topic = notification.topic(forBundleID: bundleID)
-        self.priority = notification.priority
-        self.expiration = notification.expiration
-        self.collapseID = notification.collapseID
-        let apnsID = notification.apnsID ?? UUID.randomV4()
-        self.apnsID = apnsID
-        self.apnsIDHeader = apnsID.lowercaseString
-        self.payload = payload
+        self.pushType = rendered.pushType
+        self.topic = rendered.topic
+        self.priority = rendered.priority
+        self.expiration = rendered.expiration
+        self.collapseID = rendered.collapseID
+        self.apnsID = rendered.apnsID
+        self.apnsIDHeader = rendered.apnsID.lowercaseString
+        self.payload = rendered.payload
     }
 
     /// `:path` = `/3/device/<hex token>`.

@@ -1,3 +1,4 @@
+import BeckonJSON
 import Foundation
 
 /// What APNs answered to one request (apns.md A.5–A.7).
@@ -35,15 +36,13 @@ public struct APNSResponse: Sendable, Hashable {
 
     /// Reads `{"reason": "...", "timestamp": <ms>}` from an error body; tolerant of extra keys.
     public static func parseErrorBody(_ body: [UInt8]) -> (reason: APNSReason?, timestamp: Date?) {
-        guard !body.isEmpty, let decoded = try? JSONDecoder().decode(ErrorBody.self, from: Data(body)) else {
-            return (nil, nil)
+        guard !body.isEmpty, case .object(let object)? = try? JSONParser.parse(body) else { return (nil, nil) }
+        let milliseconds: Double? = switch object["timestamp"] {
+        case .int(let value)?: Double(value)
+        case .double(let value)?: value
+        default: nil
         }
-        let timestamp = decoded.timestamp.map { Date(timeIntervalSince1970: $0 / 1000) }
-        return (decoded.reason.map(APNSReason.init(rawValue:)), timestamp)
-    }
-
-    private struct ErrorBody: Decodable {
-        var reason: String?
-        var timestamp: Double?
+        let timestamp = milliseconds.map { Date(timeIntervalSince1970: $0 / 1000) }
+        return (object["reason"]?.stringValue.map(APNSReason.init(rawValue:)), timestamp)
     }
 }

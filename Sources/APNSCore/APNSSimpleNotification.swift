@@ -1,3 +1,4 @@
+import BeckonJSON
 import Foundation
 
 /// The push types whose payload is an (often empty) `aps` plus custom keys, told apart only by
@@ -5,14 +6,14 @@ import Foundation
 public struct APNSSimpleNotification<Kind: APNSSimpleKind>: APNSNotification, Hashable {
     public static var pushType: APNSPushType { Kind.pushType }
 
-    public var custom: [String: APNSJSON]
+    public var custom: [String: JSONValue]
     public var priority: APNSPriority
     public var expiration: APNSExpiration
     public var collapseID: String?
     public var apnsID: UUID?
 
     public init(
-        custom: [String: APNSJSON] = [:], priority: APNSPriority = .immediately,
+        custom: [String: JSONValue] = [:], priority: APNSPriority = .immediately,
         expiration: APNSExpiration = .default, collapseID: String? = nil, apnsID: UUID? = nil
     ) {
         self.custom = custom

@@ -1,3 +1,4 @@
+import BeckonJSON
 import Foundation
 
 /// A PushKit VoIP push, to topic `<bundle>.voip`, up to 5120 bytes (apns.md A.3, A.4).
@@ -7,7 +8,7 @@ import Foundation
 public struct APNSVoIPNotification: APNSNotification, Hashable {
     public static var pushType: APNSPushType { .voip }
 
-    public var custom: [String: APNSJSON]
+    public var custom: [String: JSONValue]
     public var priority: APNSPriority
     public var expiration: APNSExpiration
     public var collapseID: String?
@@ -15,7 +16,7 @@ public struct APNSVoIPNotification: APNSNotification, Hashable {
 
     /// A ringing call is worthless later, so the default expiration is `.immediately`.
     public init(
-        custom: [String: APNSJSON] = [:], priority: APNSPriority = .immediately,
+        custom: [String: JSONValue] = [:], priority: APNSPriority = .immediately,
         expiration: APNSExpiration = .immediately, collapseID: String? = nil, apnsID: UUID? = nil
     ) {
         self.custom = custom

@@ -1,4 +1,5 @@
 import APNSCore
+import BeckonJSON
 import Foundation
 
 /// A request that passed every check a connection can make; the shared device registry decides the rest.
@@ -363,9 +364,7 @@ struct ConnectionRules: Sendable {
 
     /// True when `aps` has `alert`, `badge` or `sound`.
     static func requestsUserInteraction(_ body: [UInt8]) -> Bool {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
-            let aps = object["aps"] as? [String: Any]
-        else { return false }
+        guard case .object(let aps)? = (try? JSONParser.parse(body))?["aps"] else { return false }
         return aps["alert"] != nil || aps["badge"] != nil || aps["sound"] != nil
     }
 }

@@ -1,4 +1,5 @@
 import APNSCore
+import BeckonJSON
 import Foundation
 
 /// An error the control API answers as `{"error":{"code":...,"message":...}}`.
@@ -25,45 +26,42 @@ struct ControlResponse: Sendable {
     var status: Int
     var body: [UInt8]
 
-    init(status: Int = 200, json: Any) {
+    init(status: Int = 200, json: JSONValue) {
         self.status = status
-        // Only dictionaries, arrays, strings, numbers, Bool and NSNull are ever passed in.
-        let data = (try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data(#"{"error":{"code":"internal","message":"unencodable answer"}}"#.utf8)
-        body = Array(data) + [UInt8(ascii: "\n")]
+        body = json.bytes + [UInt8(ascii: "\n")]
     }
 
     init(error: ControlError) {
-        self.init(status: error.status, json: ["error": ["code": error.code, "message": error.message]])
+        self.init(status: error.status, json: ["error": ["code": .string(error.code), "message": .string(error.message)]])
     }
 }
 
 /// A request body as a JSON object, with typed accessors that fail as 400s naming the field.
 struct ControlBody {
-    let fields: [String: Any]
+    let fields: [String: JSONValue]
 
     init(_ bytes: [UInt8]) throws {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             fields = [:]  // An empty body is an empty object: every field optional then.
             return
         }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) else {
+        guard let value = try? JSONParser.parse(bytes) else {
             throw ControlError.badRequest("the body is not valid JSON", code: "invalid-json")
         }
-        guard let dictionary = object as? [String: Any] else {
+        guard case .object(let object) = value else {
             throw ControlError.badRequest("the body must be a JSON object", code: "invalid-json")
         }
-        fields = dictionary
+        fields = object
     }
 
-    private func present(_ key: String) -> Any? {
-        guard let value = fields[key], !(value is NSNull) else { return nil }
+    private func present(_ key: String) -> JSONValue? {
+        guard let value = fields[key], value != .null else { return nil }
         return value
     }
 
     func string(_ key: String) throws -> String? {
         guard let value = present(key) else { return nil }
-        guard let string = value as? String else { throw ControlError.badRequest("`\(key)` must be a string") }
+        guard let string = value.stringValue else { throw ControlError.badRequest("`\(key)` must be a string") }
         return string
     }
 
@@ -74,18 +72,18 @@ struct ControlBody {
 
     func bool(_ key: String) throws -> Bool? {
         guard let value = present(key) else { return nil }
-        guard let number = value as? NSNumber, Self.isBoolean(number) else {
-            throw ControlError.badRequest("`\(key)` must be true or false")
-        }
-        return number.boolValue
+        guard let bool = value.boolValue else { throw ControlError.badRequest("`\(key)` must be true or false") }
+        return bool
     }
 
     func int(_ key: String) throws -> Int? {
         guard let value = present(key) else { return nil }
-        guard let number = value as? NSNumber, !Self.isBoolean(number), number.doubleValue.rounded() == number.doubleValue,
-            let int = Int(exactly: number.doubleValue)
-        else { throw ControlError.badRequest("`\(key)` must be an integer") }
-        return int
+        switch value {
+        case .int(let int): return int
+        case .double(let double) where double.rounded() == double: if let int = Int(exactly: double) { return int }
+        default: break
+        }
+        throw ControlError.badRequest("`\(key)` must be an integer")
     }
 
     func requiredInt(_ key: String, minimum: Int = 0) throws -> Int {
@@ -96,10 +94,11 @@ struct ControlBody {
 
     func double(_ key: String) throws -> Double? {
         guard let value = present(key) else { return nil }
-        guard let number = value as? NSNumber, !Self.isBoolean(number) else {
-            throw ControlError.badRequest("`\(key)` must be a number")
+        switch value {
+        case .int(let int): return Double(int)
+        case .double(let double): return double
+        default: throw ControlError.badRequest("`\(key)` must be a number")
         }
-        return number.doubleValue
     }
 
     func reason(_ key: String) throws -> APNSReason? {
@@ -110,111 +109,106 @@ struct ControlBody {
         }
         return reason
     }
-
-    /// JSON `true`/`false` decode as NSNumber too; their objCType is "c" on Darwin and Linux.
-    private static func isBoolean(_ number: NSNumber) -> Bool {
-        String(cString: number.objCType) == "c"
-    }
 }
 
 /// How the control API renders the emulator's values. Times are milliseconds since the epoch, as
 /// APNs writes the 410 `timestamp` (apns.md A.5).
 enum ControlJSON {
     /// JSON `null` for nil.
-    static func nullable<Value>(_ value: Value?) -> Any {
-        if let value { return value }
-        return NSNull()
+    static func nullable(_ value: JSONValue?) -> JSONValue { value ?? .null }
+
+    static func milliseconds(_ date: Date) -> JSONValue {
+        .int(Int((date.timeIntervalSince1970 * 1000).rounded(.down)))
     }
 
-    static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-    }
-
-    static func device(_ device: APNSEmulatorDevice) -> [String: Any] {
-        var json: [String: Any] = [
-            "token": device.token,
-            "bundleId": device.bundleID,
-            "environment": device.environment.rawValue,
-            "kind": device.kind.rawValue,
-            "online": device.isOnline,
+    static func device(_ device: APNSEmulatorDevice) -> [String: JSONValue] {
+        var json: [String: JSONValue] = [
+            "token": .string(device.token),
+            "bundleId": .string(device.bundleID),
+            "environment": .string(device.environment.rawValue),
+            "kind": .string(device.kind.rawValue),
+            "online": .bool(device.isOnline),
             "registeredAt": milliseconds(device.registeredAt),
         ]
         if let gone = device.unregisteredAt { json["unregisteredAt"] = milliseconds(gone) }
         return json
     }
 
-    static func notification(_ notification: APNSEmulatorNotification) -> [String: Any] {
-        var json: [String: Any] = [
-            "apnsId": notification.apnsID,
-            "deviceToken": notification.deviceToken,
-            "topic": notification.topic,
-            "pushType": notification.pushType.rawValue,
-            "priority": notification.priority,
-            "headers": notification.headers,
-            "payloadSize": notification.payload.count,
+    static func notification(_ notification: APNSEmulatorNotification) -> JSONValue {
+        var json: [String: JSONValue] = [
+            "apnsId": .string(notification.apnsID),
+            "deviceToken": .string(notification.deviceToken),
+            "topic": .string(notification.topic),
+            "pushType": .string(notification.pushType.rawValue),
+            "priority": .int(notification.priority),
+            "headers": .object(notification.headers.mapValues(JSONValue.string)),
+            "payloadSize": .int(notification.payload.count),
             "acceptedAt": milliseconds(notification.acceptedAt),
         ]
-        if let expiration = notification.expiration { json["expiration"] = expiration }
-        if let collapseID = notification.collapseID { json["collapseId"] = collapseID }
+        if let expiration = notification.expiration { json["expiration"] = .int(Int(expiration)) }
+        if let collapseID = notification.collapseID { json["collapseId"] = .string(collapseID) }
         if let delivered = notification.deliveredAt { json["deliveredAt"] = milliseconds(delivered) }
         // The payload as JSON when it is JSON (it nearly always is); otherwise as text.
-        if let object = try? JSONSerialization.jsonObject(with: Data(notification.payload), options: [.fragmentsAllowed]) {
-            json["payload"] = object
+        if let payload = try? JSONParser.parse(notification.payload) {
+            json["payload"] = payload
         } else {
-            json["payload"] = NSNull()
-            json["payloadText"] = notification.payloadString
+            json["payload"] = .null
+            json["payloadText"] = .string(notification.payloadString)
         }
-        return json
+        return .object(json)
     }
 
-    static func counters(_ counters: APNSEmulatorCounters) -> [String: Any] {
+    static func counters(_ counters: APNSEmulatorCounters) -> JSONValue {
         [
-            "requests": counters.requests,
-            "byStatus": Dictionary(uniqueKeysWithValues: counters.byStatus.map { (String($0.key), $0.value) }),
-            "byReason": counters.byReason,
-            "refusedStreams": counters.refusedStreams,
-            "unanswered": counters.unanswered,
-            "goAwaysSent": counters.goAwaysSent,
-            "pingsReceived": counters.pingsReceived,
-            "connectionsAccepted": counters.connectionsAccepted,
-            "connectionResets": counters.connectionResets,
-            "errorBudgetDisconnects": counters.errorBudgetDisconnects,
-            "delivered": counters.delivered,
+            "requests": .int(counters.requests),
+            "byStatus": .object(Dictionary(uniqueKeysWithValues: counters.byStatus.map { (String($0.key), .int($0.value)) })),
+            "byReason": .object(counters.byReason.mapValues(JSONValue.int)),
+            "refusedStreams": .int(counters.refusedStreams),
+            "unanswered": .int(counters.unanswered),
+            "goAwaysSent": .int(counters.goAwaysSent),
+            "pingsReceived": .int(counters.pingsReceived),
+            "connectionsAccepted": .int(counters.connectionsAccepted),
+            "connectionResets": .int(counters.connectionResets),
+            "errorBudgetDisconnects": .int(counters.errorBudgetDisconnects),
+            "delivered": .int(counters.delivered),
         ]
     }
 
-    static func faults(_ snapshot: FaultSnapshot) -> [String: Any] {
-        let rules: [[String: Any]] = snapshot.rules.map { rule in
-            var json: [String: Any]
+    static func faults(_ snapshot: FaultSnapshot) -> JSONValue {
+        let rules: [JSONValue] = snapshot.rules.map { rule in
+            var json: [String: JSONValue]
             switch rule.fault {
-            case .respond(let reason): json = ["type": "respond", "reason": reason.rawValue]
+            case .respond(let reason): json = ["type": "respond", "reason": .string(reason.rawValue)]
             case .neverRespond: json = ["type": "never-respond"]
             case .delay(let duration): json = ["type": "delay", "milliseconds": milliseconds(duration)]
             }
-            json["deviceToken"] = ControlJSON.nullable(rule.deviceToken)
-            json["remaining"] = ControlJSON.nullable(rule.remaining)
-            return json
+            json["deviceToken"] = nullable(rule.deviceToken.map(JSONValue.string))
+            json["remaining"] = nullable(rule.remaining.map(JSONValue.int))
+            return .object(json)
         }
         let faults = snapshot.connectionFaults
         return [
-            "rules": rules,
-            "internalServerErrorRate": faults.internalServerErrorRate,
-            "serviceUnavailableRate": faults.serviceUnavailableRate,
-            "responseDelayMilliseconds": ControlJSON.nullable(faults.responseDelay.map(milliseconds)),
-            "goAwayAfterStreams": ControlJSON.nullable(faults.goAwayAfterStreams),
-            "goAwayReason": faults.goAwayReason.rawValue,
-            "resetAfterStreams": ControlJSON.nullable(faults.resetAfterStreams),
-            "wedgeOnExpiredToken": faults.wedgeOnExpiredToken,
-            "throttleOnReject": faults.throttleOnReject,
-            "maxConcurrentStreams": snapshot.maxConcurrentStreams,
-            "errorBudget": nullable(faults.errorBudget.map { budget -> [String: Any] in
-                ["errors": nullable(budget.errors), "badDeviceTokenErrors": nullable(budget.badDeviceTokenErrors)]
+            "rules": .array(rules),
+            "internalServerErrorRate": .double(faults.internalServerErrorRate),
+            "serviceUnavailableRate": .double(faults.serviceUnavailableRate),
+            "responseDelayMilliseconds": nullable(faults.responseDelay.map(milliseconds)),
+            "goAwayAfterStreams": nullable(faults.goAwayAfterStreams.map(JSONValue.int)),
+            "goAwayReason": .string(faults.goAwayReason.rawValue),
+            "resetAfterStreams": nullable(faults.resetAfterStreams.map(JSONValue.int)),
+            "wedgeOnExpiredToken": .bool(faults.wedgeOnExpiredToken),
+            "throttleOnReject": .bool(faults.throttleOnReject),
+            "maxConcurrentStreams": .int(snapshot.maxConcurrentStreams),
+            "errorBudget": nullable(faults.errorBudget.map { budget in
+                [
+                    "errors": nullable(budget.errors.map(JSONValue.int)),
+                    "badDeviceTokenErrors": nullable(budget.badDeviceTokenErrors.map(JSONValue.int)),
+                ]
             }),
         ]
     }
 
-    static func milliseconds(_ duration: Duration) -> Int64 {
+    static func milliseconds(_ duration: Duration) -> JSONValue {
         let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return .int(Int(seconds * 1000 + attoseconds / 1_000_000_000_000_000))
     }
 }

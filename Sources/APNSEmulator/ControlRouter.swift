@@ -1,4 +1,5 @@
 import APNSCore
+import BeckonJSON
 import Foundation
 
 /// Maps control-API requests to the emulator's Swift API; no sockets here. Every route and body
@@ -29,12 +30,13 @@ struct ControlRouter: Sendable {
         switch (method, resource) {
         case ("GET", .health):
             return ControlResponse(json: [
-                "status": "ok", "environment": emulator.configuration.environment.rawValue, "port": emulator.port,
+                "status": "ok", "environment": .string(emulator.configuration.environment.rawValue),
+                "port": .int(emulator.port),
             ])
 
         case ("GET", .devices):
             let devices = emulator.devices.sorted { $0.registeredAt < $1.registeredAt }
-            return ControlResponse(json: ["devices": devices.map(ControlJSON.device)])
+            return ControlResponse(json: ["devices": .array(devices.map { .object(ControlJSON.device($0)) })])
         case ("POST", .devices):
             return try createDevice(ControlBody(body))
         case ("GET", .device(let token)):
@@ -51,11 +53,11 @@ struct ControlRouter: Sendable {
             return try deviceDetail(token)
         case ("GET", .deviceAction(let token, .received)):
             try requireDevice(token)
-            return ControlResponse(json: ["notifications": emulator.deliveries(to: token).map(ControlJSON.notification)])
+            return ControlResponse(json: ["notifications": .array(emulator.deliveries(to: token).map(ControlJSON.notification))])
         case ("GET", .deviceAction(let token, .displayed)):
             try requireDevice(token)
             return ControlResponse(json: [
-                "notifications": emulator.displayedNotifications(on: token).map(ControlJSON.notification)
+                "notifications": .array(emulator.displayedNotifications(on: token).map(ControlJSON.notification))
             ])
         case ("GET", .deviceAction(let token, .stored)):
             try requireDevice(token)
@@ -72,17 +74,17 @@ struct ControlRouter: Sendable {
             return ControlResponse(json: ControlJSON.faults(emulator.faultSnapshot))
 
         case ("GET", .connections):
-            return ControlResponse(json: ["live": emulator.liveConnectionCount])
+            return ControlResponse(json: ["live": .int(emulator.liveConnectionCount)])
         case ("POST", .connectionAction(.goaway)):
             let reason = try ControlBody(body).reason("reason") ?? .shutdown
             emulator.goAwayLiveConnections(reason: reason)
-            return ControlResponse(json: ["live": emulator.liveConnectionCount])
+            return ControlResponse(json: ["live": .int(emulator.liveConnectionCount)])
         case ("POST", .connectionAction(.reset)):
             emulator.resetLiveConnections()
-            return ControlResponse(json: ["live": emulator.liveConnectionCount])
+            return ControlResponse(json: ["live": .int(emulator.liveConnectionCount)])
         case ("POST", .connectionAction(.wedge)):
             emulator.wedgeLiveConnections()
-            return ControlResponse(json: ["live": emulator.liveConnectionCount])
+            return ControlResponse(json: ["live": .int(emulator.liveConnectionCount)])
 
         case ("POST", .reset):
             emulator.reset()
@@ -140,8 +142,8 @@ struct ControlRouter: Sendable {
         guard let device = emulator.device(token: token) else { throw ControlError.unknownDevice(token.lowercased()) }
         var json = ControlJSON.device(device)
         json["stored"] = ControlJSON.nullable(emulator.storedNotification(for: token).map(ControlJSON.notification))
-        json["discarded"] = emulator.discardedCount(for: token)
-        return ControlResponse(json: json)
+        json["discarded"] = .int(emulator.discardedCount(for: token))
+        return ControlResponse(json: .object(json))
     }
 
     private func createDevice(_ body: ControlBody) throws -> ControlResponse {
@@ -164,7 +166,7 @@ struct ControlRouter: Sendable {
             token: try body.string("token"), bundleID: bundleID, kind: kind, environment: environment,
             online: try body.bool("online") ?? true
         )
-        return ControlResponse(status: 201, json: ControlJSON.device(device))
+        return ControlResponse(status: 201, json: .object(ControlJSON.device(device)))
     }
 
     /// One fault per request; `type` picks the Swift API call it stands for.

@@ -1,4 +1,5 @@
 import APNSCore
+import BeckonJSON
 import Crypto
 import Foundation
 
@@ -35,13 +36,13 @@ struct ProviderTokenVerifier: Sendable {
             let headerBytes = Base64URL.decode(parts[0]),
             let claimsBytes = Base64URL.decode(parts[1]),
             let signatureBytes = Base64URL.decode(parts[2]),
-            let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
-            let claims = (try? JSONSerialization.jsonObject(with: Data(claimsBytes))) as? [String: Any]
+            case .object(let header)? = try? JSONParser.parse(headerBytes),
+            case .object(let claims)? = try? JSONParser.parse(claimsBytes)
         else { return .invalid(.invalidProviderToken) }
 
         // "Unsecured JWTs, or JWTs signed with other algorithms, are rejected" (AP-TOKEN).
-        guard header["alg"] as? String == "ES256" else { return .invalid(.invalidProviderToken) }
-        guard let keyID = header["kid"] as? String, let key = keys[keyID] else {
+        guard header["alg"]?.stringValue == "ES256" else { return .invalid(.invalidProviderToken) }
+        guard let keyID = header["kid"]?.stringValue, let key = keys[keyID] else {
             return .invalid(.invalidProviderToken)
         }
         guard signatureBytes.count == 64,
@@ -52,33 +53,25 @@ struct ProviderTokenVerifier: Sendable {
         guard publicKey.isValidSignature(signature, for: signingInput) else {
             return .invalid(.invalidProviderToken)
         }
-        guard let issuer = claims["iss"] as? String, issuer == key.teamID else {
+        guard let issuer = claims["iss"]?.stringValue, issuer == key.teamID else {
             return .invalid(.invalidProviderToken)
         }
         guard let issuedAt = issuedAt(claims["iat"]) else { return .invalid(.invalidProviderToken) }
         return .valid(VerifiedProviderToken(keyID: keyID, teamID: issuer, issuedAt: issuedAt))
     }
 
-    private func issuedAt(_ value: Any?) -> Date? {
+    private func issuedAt(_ value: JSONValue?) -> Date? {
         switch value {
-        case let string as String:
+        case .string(let string)?:
             // Apple's own sample has a string in milliseconds; APNSwift sends seconds as a string.
             guard acceptStringIssuedAt, let number = Int64(string) else { return nil }
             return Date(timeIntervalSince1970: TimeInterval(number > 100_000_000_000 ? number / 1000 : number))
-        case let number as NSNumber:
-            // JSONSerialization hands out NSNumber; a Bool would also arrive here, so reject it.
-            if CFGetTypeIDIfAvailable(number) { return nil }
-            let double = number.doubleValue
-            guard double.rounded() == double, double > 0 else { return nil }
-            return Date(timeIntervalSince1970: double)
+        case .int(let seconds)? where seconds > 0:
+            return Date(timeIntervalSince1970: TimeInterval(seconds))
+        case .double(let seconds)? where seconds.rounded() == seconds && seconds > 0:
+            return Date(timeIntervalSince1970: seconds)
         default:
             return nil
         }
     }
-}
-
-@inline(__always)
-private func CFGetTypeIDIfAvailable(_ number: NSNumber) -> Bool {
-    // `true`/`false` decode as NSNumber too; their objCType is "c" (char) on Darwin and Linux.
-    String(cString: number.objCType) == "c"
 }

@@ -1,5 +1,5 @@
 import Foundation
-import BeckonStore
+import BeckonProtocol
 
 /// An app's delivery settings: the strategy and every number the planner uses.
 ///
@@ -7,7 +7,7 @@ import BeckonStore
 /// the next event on). Decoding fills missing keys with the defaults, so a persisted planner
 /// survives new settings being added.
 public struct DeliveryPolicy: Hashable, Sendable, Codable {
-    /// The app's strategy before device capabilities are applied. Default `.wake` (DESIGN.md).
+    /// The app's strategy before device capabilities are applied. Default `.wake` (docs/design.md, "Delivery strategies").
     public var strategy: DeliveryStrategy
     /// Background pushes per device per sliding `backgroundThrottleWindow` (an hour). Default 3: Apple says "don't try to send
     /// more than two or three per hour" (apns.md E.3; rule 3).

@@ -1,4 +1,4 @@
-import BeckonStore
+import BeckonProtocol
 import Foundation
 
 extension DevicePlanner {

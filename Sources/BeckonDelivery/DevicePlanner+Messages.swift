@@ -1,10 +1,10 @@
-import BeckonStore
+import BeckonProtocol
 import Foundation
 
 extension DevicePlanner {
     /// A message was added to the user's mailbox for this device.
     ///
-    /// - Connected: nothing; the sync gateway streams it (DESIGN.md data flow).
+    /// - Connected: nothing; the sync gateway streams it (docs/design.md, "Data flow").
     /// - Receipts and low urgency: nothing on their own; they sync next time (MessageUrgency,
     ///   MessageKind: receipts are never alerted).
     /// - High urgency: a priority-10 alert at once whatever the strategy: the user must know now.

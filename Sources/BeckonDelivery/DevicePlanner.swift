@@ -1,8 +1,8 @@
-import BeckonStore
+import BeckonProtocol
 import Foundation
 
 /// Decides, for one device, which pushes to send and when: a pure value-type state machine in the
-/// style of swift-nio's connection state machines (DESIGN.md). Every event takes the time as
+/// style of swift-nio's connection state machines (docs/design.md, "How the code is shaped"). Every event takes the time as
 /// `now` and returns the actions to take; nothing here sleeps, reads a clock, or touches the
 /// network. The driver persists the whole value (it is Codable) in the same transaction as the
 /// pushes it planned (rule 9), and calls `deadlineReached` at `nextDeadline`.

@@ -1,3 +1,4 @@
+import BeckonProtocol
 import Foundation
 
 /// A push sent while the device was away, waiting for the next connection to measure how long it

@@ -1,9 +1,11 @@
+import BeckonJSON
 import APNSCore
-import BeckonStore
+import BeckonProtocol
+import BeckonSeal
 import Foundation
 
 /// Builds the typed notifications for one device at one moment. Pure: the planner decides *which*
-/// push and *when*; this decides *what it looks like*, following the strategy table in DESIGN.md.
+/// push and *when*; this decides *what it looks like*, following the strategy table in docs/design.md ("Delivery strategies").
 struct NotificationFactory {
     let policy: DeliveryPolicy
     let device: PlannerDevice
@@ -29,12 +31,8 @@ struct NotificationFactory {
     func background(
         id: UUID, reason: PushReason, messageIDs: [String], clearIDs: [String], badge: Int?
     ) -> APNSBackgroundNotification {
-        var beckon: [String: APNSJSON] = [PayloadKey.reason: .string(reason.rawValue)]
-        if !messageIDs.isEmpty { beckon[PayloadKey.ids] = .array(messageIDs.map(APNSJSON.string)) }
-        if !clearIDs.isEmpty { beckon[PayloadKey.clear] = .array(clearIDs.map(APNSJSON.string)) }
-        if let badge { beckon[PayloadKey.badge] = .int(badge) }
-        return APNSBackgroundNotification(
-            custom: [PayloadKey.beckon: .object(beckon)],
+        APNSBackgroundNotification(
+            custom: BeckonPushPayload(reason: reason, ids: messageIDs, clear: clearIDs, badge: badge).custom,
             expiration: .at(now.addingTimeInterval(policy.backgroundTimeToLive)),
             apnsID: id
         )
@@ -61,11 +59,7 @@ struct NotificationFactory {
         let presentation = present(
             hints: live.count == 1 ? newest.hints : nil, messageID: newest.id, genericKey: policy.messageLocKey
         )
-        var beckon: [String: APNSJSON] = [
-            PayloadKey.reason: .string(reason.rawValue),
-            PayloadKey.ids: .array(live.map { .string($0.id) }),
-        ]
-        if let sealed = presentation.sealed { beckon[PayloadKey.sealed] = .string(sealed) }
+        let beckon = BeckonPushPayload(reason: reason, ids: live.map(\.id), sealed: presentation.sealed)
         let expiries = live.map(\.expiresAt)
         let cap = expiries.contains(nil) ? nil : expiries.compactMap { $0 }.max()
         return APNSAlertNotification(
@@ -76,7 +70,7 @@ struct NotificationFactory {
             category: newest.hints?.category,
             contentAvailable: contentAvailable,
             mutableContent: presentation.mutableContent,
-            custom: [PayloadKey.beckon: .object(beckon)],
+            custom: beckon.custom,
             priority: .immediately,
             expiration: expiration(timeToLive: policy.alertTimeToLive, cap: cap),
             collapseID: newest.id,
@@ -92,20 +86,16 @@ struct NotificationFactory {
     /// payload therefore carries the hints (the caller's name), sealed when the device has a key.
     /// Expiration 0: a ringing call delivered late is worse than none (apns.md E.1). No collapse id.
     func callVoIP(id: UUID, call: PlannedMessage) -> APNSVoIPNotification {
-        var beckon: [String: APNSJSON] = [
-            PayloadKey.reason: .string(PushReason.callVoIP.rawValue),
-            PayloadKey.call: .string(call.id),
-            PayloadKey.ids: [.string(call.id)],
-        ]
+        var beckon = BeckonPushPayload(reason: .callVoIP, ids: [call.id], callID: call.id)
         if let hints = call.hints {
             if let key = device.sealingKey, let sealed = try? ContentSeal.seal(sealedContent(hints, call.id), key: key) {
-                beckon[PayloadKey.sealed] = .string(sealed)
+                beckon.sealed = sealed
             } else {
-                beckon[PayloadKey.hints] = Self.json(hints)
+                beckon.hints = hints
             }
         }
         return APNSVoIPNotification(
-            custom: [PayloadKey.beckon: .object(beckon)], priority: .immediately, expiration: .immediately, apnsID: id
+            custom: beckon.custom, priority: .immediately, expiration: .immediately, apnsID: id
         )
     }
 
@@ -124,12 +114,7 @@ struct NotificationFactory {
         let ringing = reason == .callRing
         // The hints describe the ringing ("Anna is calling"), not its end, so only rings use them.
         let presentation = present(hints: ringing ? call.message.hints : nil, messageID: call.id, genericKey: genericKey)
-        var beckon: [String: APNSJSON] = [
-            PayloadKey.reason: .string(reason.rawValue),
-            PayloadKey.call: .string(call.id),
-            PayloadKey.ids: [.string(call.id)],
-        ]
-        if let sealed = presentation.sealed { beckon[PayloadKey.sealed] = .string(sealed) }
+        let beckon = BeckonPushPayload(reason: reason, ids: [call.id], callID: call.id, sealed: presentation.sealed)
         return APNSAlertNotification(
             alert: presentation.alert,
             badge: call.message.unreadCount,
@@ -137,7 +122,7 @@ struct NotificationFactory {
             threadID: call.message.hints?.threadID,
             category: call.message.hints?.category,
             mutableContent: presentation.mutableContent,
-            custom: [PayloadKey.beckon: .object(beckon)],
+            custom: beckon.custom,
             priority: .immediately,
             expiration: ringing
                 ? .at(call.timeoutAt)
@@ -235,24 +220,5 @@ struct NotificationFactory {
         let end = now.addingTimeInterval(timeToLive)
         guard let cap, cap < end else { return .at(end) }
         return .at(max(cap, now))
-    }
-
-    /// The hints as JSON with `NotificationHints`' own property names, so the app decodes them
-    /// with `JSONDecoder` into the same type.
-    static func json(_ hints: NotificationHints) -> APNSJSON {
-        var object: [String: APNSJSON] = [:]
-        func put(_ key: String, _ value: String?) { if let value { object[key] = .string(value) } }
-        func put(_ key: String, _ value: [String]?) { if let value { object[key] = .array(value.map(APNSJSON.string)) } }
-        put("title", hints.title)
-        put("subtitle", hints.subtitle)
-        put("body", hints.body)
-        put("titleLocKey", hints.titleLocKey)
-        put("titleLocArgs", hints.titleLocArgs)
-        put("locKey", hints.locKey)
-        put("locArgs", hints.locArgs)
-        put("threadID", hints.threadID)
-        put("category", hints.category)
-        put("sound", hints.sound)
-        return .object(object)
     }
 }

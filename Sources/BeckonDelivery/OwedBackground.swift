@@ -1,3 +1,4 @@
+import BeckonProtocol
 import Foundation
 
 /// A background push owed while the throttle is full (rule 3): coalesced, not queued. Only the

@@ -1,5 +1,5 @@
 import Foundation
-import BeckonStore
+import BeckonProtocol
 
 /// What the planner needs to know about one message for one recipient.
 public struct PlannedMessage: Hashable, Sendable, Codable {
@@ -27,13 +27,6 @@ public struct PlannedMessage: Hashable, Sendable, Codable {
         self.unreadCount = unreadCount
     }
 
-    /// From a stored message and the recipient's unread count after it.
-    public init(_ message: Message, unreadCount: Int) {
-        self.init(
-            id: message.id, kind: message.kind, urgency: message.urgency, hints: message.hints,
-            expiresAt: message.expiresAt, unreadCount: unreadCount
-        )
-    }
 
     func isExpired(at now: Date) -> Bool {
         if let expiresAt { return expiresAt <= now }

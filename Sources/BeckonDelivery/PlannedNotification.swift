@@ -1,20 +1,22 @@
+import BeckonJSON
 import APNSCore
+import BeckonProtocol
 import Foundation
 
 /// The notification a planned push carries, as a typed APNSCore value, so a wrong header/payload
 /// combination (a background push at priority 10, a background push with an alert) cannot be
-/// built (rule 2). Codable through `NotificationWire` because the push outbox stores it.
+/// built (rule 2). The push outbox stores it rendered (`APNSRenderedNotification`).
 public enum PlannedNotification: Hashable, Sendable {
     case alert(APNSAlertNotification)
     case background(APNSBackgroundNotification)
     case voip(APNSVoIPNotification)
 
-    /// The request APNs receives: headers, topic and the (possibly truncated) body.
-    public func request(to token: APNSDeviceToken, bundleID: String) throws(APNSPayloadError) -> APNSRequest {
+    /// What APNs receives, but the token: headers, topic and the (possibly truncated) body.
+    public func rendered(bundleID: String) throws(APNSPayloadError) -> APNSRenderedNotification {
         switch self {
-        case .alert(let notification): try APNSRequest(notification, to: token, bundleID: bundleID)
-        case .background(let notification): try APNSRequest(notification, to: token, bundleID: bundleID)
-        case .voip(let notification): try APNSRequest(notification, to: token, bundleID: bundleID)
+        case .alert(let notification): try APNSRenderedNotification(notification, bundleID: bundleID)
+        case .background(let notification): try APNSRenderedNotification(notification, bundleID: bundleID)
+        case .voip(let notification): try APNSRenderedNotification(notification, bundleID: bundleID)
         }
     }
 
@@ -59,22 +61,12 @@ public enum PlannedNotification: Hashable, Sendable {
         }
     }
 
-    /// The top-level custom keys (Beckon's own under `PayloadKey.beckon`).
-    public var custom: [String: APNSJSON] {
+    /// The top-level custom keys (Beckon's own under `BeckonPushPayload.key`).
+    public var custom: [String: JSONValue] {
         switch self {
         case .alert(let notification): notification.custom
         case .background(let notification): notification.custom
         case .voip(let notification): notification.custom
         }
-    }
-}
-
-extension PlannedNotification: Codable {
-    public init(from decoder: any Decoder) throws {
-        self = try NotificationWire(from: decoder).notification()
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        try NotificationWire(self).encode(to: encoder)
     }
 }

@@ -1,11 +1,11 @@
 import APNSCore
-import BeckonStore
+import BeckonProtocol
 import Foundation
 
 /// One push the planner decided to send. The driver stores it in the push outbox in the same
 /// transaction as the planner state (rule 9: a push in the outbox is sent at least once), and the
 /// APNs client sends `notification` to the device's `token`.
-public struct PlannedPush: Hashable, Sendable, Codable {
+public struct PlannedPush: Hashable, Sendable {
     /// Becomes `apns-id` (also set on the notification), so retries and APNs' answers, and the
     /// wake measurement at the next connection (rule 10), all refer to this push.
     public var id: UUID
@@ -33,8 +33,8 @@ public struct PlannedPush: Hashable, Sendable, Codable {
         self.plannedAt = plannedAt
     }
 
-    /// The APNs request for this push to the device's token of kind `token`.
-    public func request(to deviceToken: APNSDeviceToken, bundleID: String) throws(APNSPayloadError) -> APNSRequest {
-        try notification.request(to: deviceToken, bundleID: bundleID)
+    /// The notification as the outbox keeps it and APNs receives it, for the app's bundle id.
+    public func rendered(bundleID: String) throws(APNSPayloadError) -> APNSRenderedNotification {
+        try notification.rendered(bundleID: bundleID)
     }
 }

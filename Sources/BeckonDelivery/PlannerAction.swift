@@ -1,7 +1,8 @@
+import BeckonProtocol
 import Foundation
 
 /// What the driver must do after an event, in order.
-public enum PlannerAction: Hashable, Sendable, Codable {
+public enum PlannerAction: Hashable, Sendable {
     /// Put this push in the outbox.
     case send(PlannedPush)
     /// The device connected after this push (rule 10): export the latency, per reason and strategy.

@@ -1,5 +1,6 @@
+import BeckonSeal
 import Foundation
-import BeckonStore
+import BeckonProtocol
 
 /// The facts about one device that the planner needs, passed in with every event that may push.
 ///
@@ -27,13 +28,6 @@ public struct PlannerDevice: Hashable, Sendable {
         self.contentKey = contentKey
     }
 
-    /// From a registered device, plus its content key if the app issued one.
-    public init(_ device: Device, contentKey: Data? = nil) {
-        self.init(
-            hasRemoteToken: device.pushToken != nil, hasVoIPToken: device.voipToken != nil,
-            capabilities: device.capabilities, contentKey: contentKey
-        )
-    }
 
     /// The key, if it is a usable AES-256 key.
     var sealingKey: Data? {

@@ -1,3 +1,4 @@
+import BeckonProtocol
 import Foundation
 
 /// A wake push in flight: the device should connect by `deadline` (rule 4). Messages arriving

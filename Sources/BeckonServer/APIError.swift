@@ -1,5 +1,8 @@
+import BeckonProtocol
 import BeckonStore
+import BeckonJSON
 import Hummingbird
+import Logging
 
 /// An error the API answers with: an HTTP status and `{"error": {"code", "message"}}`.
 ///
@@ -8,12 +11,12 @@ import Hummingbird
 /// (issue 4: "400 naming the field").
 public struct APIError: Error, Sendable, Equatable {
     public var status: HTTPResponse.Status
-    public var code: String
+    public var code: BeckonErrorCode
     public var message: String
     /// Extra headers, e.g. `WWW-Authenticate` on a 401 (RFC 6750 §3).
     var headers: HTTPFields = [:]
 
-    public init(status: HTTPResponse.Status, code: String, message: String) {
+    public init(status: HTTPResponse.Status, code: BeckonErrorCode, message: String) {
         self.status = status
         self.code = code
         self.message = message
@@ -22,40 +25,40 @@ public struct APIError: Error, Sendable, Equatable {
     /// 400 for a field that is missing, of the wrong type or out of range. `field` is a path
     /// like `recipients.users[2]`.
     static func invalidField(_ field: String, _ reason: String) -> APIError {
-        APIError(status: .badRequest, code: "invalid_field", message: "\(field): \(reason)")
+        APIError(status: .badRequest, code: .invalidField, message: "\(field): \(reason)")
     }
 
     static func unknownField(_ field: String) -> APIError {
-        APIError(status: .badRequest, code: "unknown_field", message: "\(field): unknown field")
+        APIError(status: .badRequest, code: .unknownField, message: "\(field): unknown field")
     }
 
     static func malformedJSON(_ detail: String) -> APIError {
-        APIError(status: .badRequest, code: "malformed_json", message: "the body is not valid JSON: \(detail)")
+        APIError(status: .badRequest, code: .malformedJSON, message: "the body is not valid JSON: \(detail)")
     }
 
     /// 401: no credential, or one that is not valid. The challenge tells the client which scheme
     /// to use (RFC 6750 §3).
     static func unauthorized(_ message: String) -> APIError {
-        var error = APIError(status: .unauthorized, code: "unauthorized", message: message)
+        var error = APIError(status: .unauthorized, code: .unauthorized, message: message)
         error.headers[.wwwAuthenticate] = #"Bearer realm="beckon""#
         return error
     }
 
     /// 403: a valid credential that does not reach this resource (another device of the app).
     static func forbidden(_ message: String) -> APIError {
-        APIError(status: .forbidden, code: "forbidden", message: message)
+        APIError(status: .forbidden, code: .forbidden, message: message)
     }
 
     static func notFound(_ message: String) -> APIError {
-        APIError(status: .notFound, code: "not_found", message: message)
+        APIError(status: .notFound, code: .notFound, message: message)
     }
 
     static func tooLarge(_ message: String) -> APIError {
-        APIError(status: .contentTooLarge, code: "too_large", message: message)
+        APIError(status: .contentTooLarge, code: .tooLarge, message: message)
     }
 
     static let unsupportedMediaType = APIError(
-        status: .unsupportedMediaType, code: "unsupported_media_type",
+        status: .unsupportedMediaType, code: .unsupportedMediaType,
         message: "the body must be JSON (Content-Type: application/json)")
 
     /// The store's errors, as the client should see them.
@@ -66,15 +69,71 @@ public struct APIError: Error, Sendable, Equatable {
         case .deviceNotFound(_, let deviceID):
             self = .notFound("no device \(deviceID)")
         case .alreadyExists(let id):
-            self.init(status: .conflict, code: "conflict", message: "\(id) exists already")
+            self.init(status: .conflict, code: .conflict, message: "\(id) exists already")
         case .idempotencyConflict(let key):
             self.init(
-                status: .conflict, code: "idempotency_conflict",
+                status: .conflict, code: .idempotencyConflict,
                 message: "idempotency key \(key) was used before for a message with different content")
         case .invalidArgument(let field, let reason):
             self = .invalidField(field, reason)
         case .schemaTooNew:
-            self.init(status: .internalServerError, code: "internal", message: "the database was written by a newer Beckon")
+            self.init(status: .internalServerError, code: .internalError, message: "the database was written by a newer Beckon")
         }
+    }
+}
+
+extension APIError: HTTPResponseError {
+    /// Any error as a client sees it: ours as they are, the store's mapped, Hummingbird's own
+    /// (404 for an unknown path, 405, 413 past a body limit) given our shape, and anything
+    /// unexpected a 500 that is logged here and not shown.
+    init(_ error: any Error, logger: Logger) {
+        switch error {
+        case let error as APIError:
+            self = error
+        case let error as BeckonStoreError:
+            self.init(error)
+        case let error as any HTTPResponseError:
+            self.init(
+                status: error.status, code: Self.code(for: error.status),
+                message: (error as? HTTPError)?.body ?? error.status.reasonPhrase)
+        default:
+            logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+            self.init(status: .internalServerError, code: .internalError, message: "internal error")
+        }
+    }
+
+    private static func code(for status: HTTPResponse.Status) -> BeckonErrorCode {
+        switch status {
+        case .unauthorized: .unauthorized
+        case .forbidden: .forbidden
+        case .notFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
+        case .conflict: .conflict
+        case .contentTooLarge: .tooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .tooManyRequests: .rateLimited
+        default: status.code >= 500 ? .internalError : .badRequest
+        }
+    }
+
+    /// `{"error": {"code", "message"}}` with the error's status and headers.
+    var body: [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("error")
+        writer.beginObject()
+        writer.member("code", code.rawValue)
+        writer.member("message", message)
+        writer.endObject()
+        writer.endObject()
+        return writer.bytes
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response { response }
+
+    var response: Response {
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -1,3 +1,4 @@
+import BeckonJSON
 import Foundation
 
 /// The API's JSON encoding and decoding, in one place so every response looks the same: sorted

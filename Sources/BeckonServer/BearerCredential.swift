@@ -1,5 +1,4 @@
 import Foundation
-import Hummingbird
 
 /// The secret in `Authorization: Bearer <secret>` (RFC 6750 §2.1), told apart by its prefix:
 /// `bk_` is an app API key, `bkd_` a device credential, anything else may be a user token (JWT)
@@ -9,9 +8,9 @@ enum BearerCredential: Equatable {
     case device(String)
     case other(String)
 
-    /// Nil if the request has no bearer credential.
-    init?(_ request: Request) {
-        guard let header = request.headers[.authorization] else { return nil }
+    /// Nil if the `Authorization` header holds no bearer credential.
+    init?(authorization header: String?) {
+        guard let header else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         // The scheme is case-insensitive (RFC 9110 §11.1).
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }

@@ -6,7 +6,7 @@ extension BeckonAPI {
     /// in this answer and nowhere else (only its SHA-256 is stored), so the operator stores it
     /// in the backend's secrets at once.
     func createAPIKey(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        try authenticateAdmin(request)
+        try auth.admin(request.headers[.authorization])
         let appID = try context.parameters.require("appId")
         var name: String?
         if request.headers[.contentType] != nil {
@@ -22,13 +22,13 @@ extension BeckonAPI {
 
     /// `DELETE /v1/admin/apps/{appId}/keys/{keyId}`: revokes a key at once.
     func revokeAPIKey(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        try authenticateAdmin(request)
+        try auth.admin(request.headers[.authorization])
         let appID = try context.parameters.require("appId")
         let keyID = try context.parameters.require("keyId")
         guard try await store.revokeAPIKey(appID: appID, keyID: keyID) else {
             throw APIError.notFound("no key \(keyID) of app \(appID)")
         }
-        apiKeys.forget(keyID: keyID)
+        auth.apiKeys.forget(keyID: keyID)
         return Self.noContent()
     }
 }

@@ -6,7 +6,7 @@ extension BeckonAPI {
     /// `GET /v1/delivery/report?sinceSeconds=N`: the wake figures of the key's app over the last
     /// N seconds (default a day, at most 30 days): what each kind of push achieved (design rule 10).
     func deliveryReport(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let key = try await authenticateAPIKey(request)
+        let key = try await auth.apiKey(request.headers[.authorization])
         var window: TimeInterval = 86_400
         if let text = request.uri.queryParameters["sinceSeconds"] {
             guard let seconds = Int(text), (1...30 * 86_400).contains(seconds) else {

@@ -1,3 +1,4 @@
+import BeckonProtocol
 import BeckonStore
 import Hummingbird
 
@@ -6,7 +7,7 @@ extension BeckonAPI {
     /// a user token. Registering again (same device id) replaces the registration and issues a
     /// new credential, which revokes the old one.
     func registerDevice(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        guard case .other(let token) = BearerCredential(request) else {
+        guard case .other(let token) = BearerCredential(authorization: request.headers[.authorization]) else {
             throw APIError.unauthorized("this route needs a user token from the app's backend: Authorization: Bearer <JWT>")
         }
         let user = try userTokens.verify(token, now: now())
@@ -35,7 +36,7 @@ extension BeckonAPI {
             return
         }
         throw APIError(
-            status: .conflict, code: "device_owned_by_another_user",
+            status: .conflict, code: .deviceOwnedByAnotherUser,
             message: "previousCredential: device \(ref.deviceID) is registered to another user; "
                 + "send its current credential as previousCredential to move it, or delete it first")
     }
@@ -43,7 +44,7 @@ extension BeckonAPI {
     /// `PUT /v1/devices/{deviceId}`: the device restates its tokens, capabilities, locale or
     /// version. Its user and credential stay.
     func updateDevice(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let device = try await authenticateDevice(request)
+        let device = try await auth.device(request.headers[.authorization])
         let deviceID = try context.parameters.require("deviceId")
         guard device.id == deviceID else { throw APIError.forbidden("the credential is for another device") }
         guard let app = apps[device.appID] else { throw APIError.forbidden("the device's app is no longer served here") }
@@ -64,13 +65,13 @@ extension BeckonAPI {
     func deleteDevice(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let deviceID = try context.parameters.require("deviceId")
         let ref: DeviceRef
-        switch BearerCredential(request) {
+        switch BearerCredential(authorization: request.headers[.authorization]) {
         case .device:
-            let device = try await authenticateDevice(request)
+            let device = try await auth.device(request.headers[.authorization])
             guard device.id == deviceID else { throw APIError.forbidden("the credential is for another device") }
             ref = device.ref
         case .apiKey:
-            let key = try await authenticateAPIKey(request)
+            let key = try await auth.apiKey(request.headers[.authorization])
             ref = DeviceRef(appID: key.appID, deviceID: deviceID)
         default:
             throw APIError.unauthorized("this route needs a device credential (bkd_…) or an app API key (bk_…)")

@@ -1,3 +1,4 @@
+import BeckonProtocol
 import BeckonStore
 import Foundation
 import Hummingbird
@@ -13,7 +14,7 @@ extension BeckonAPI {
     /// positions when the idempotency key was used before for the same content; 409 when it was
     /// used for different content.
     func postMessage(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let key = try await authenticateAPIKey(request)
+        let key = try await auth.apiKey(request.headers[.authorization])
         try messageRate?.take(key.appID, now: now())
         // The declared app's limits, as `declareApps` saved them: no read per post.
         let limits = AppLimits(maxPayloadBytes: configuration.maximumPayloadBytes)
@@ -50,7 +51,7 @@ extension BeckonAPI {
             recipients: users, kind: body.kind, payload: body.payload, hints: body.hints, urgency: body.urgency,
             expiresAt: expiresAt, idempotencyKey: header ?? body.idempotencyKey)
         guard let appended = try await store.appendMessages(appID: key.appID, [message]).first else {
-            throw APIError(status: .internalServerError, code: "internal", message: "the store stored nothing")
+            throw APIError(status: .internalServerError, code: .internalError, message: "the store stored nothing")
         }
         // Durable now: wake the recipients' live sync sessions, which read the store themselves.
         // A duplicate was announced when it was first stored.
@@ -59,18 +60,18 @@ extension BeckonAPI {
             // Devices without a live session are the planner's: wake, alert, escalate. Told
             // before the sessions, so that it hears of the message before any session that
             // receives it can end.
-            delivery?.submit(.messageAppended(appended.message, users: recipients))
+            events.submit(.messageAppended(appended.message, users: recipients))
             await syncHub?.messagesAppended(for: recipients)
         }
         return Self.json(appended.isDuplicate ? .ok : .accepted, AcceptedMessageBody(appended))
     }
 
     /// `GET /v1/messages/{messageId}`: a device fetches one message of its user's mailbox, what a
-    /// notification service extension does in its 30 s (DESIGN.md, "service-extension"). A
+    /// notification service extension does in its 30 s (docs/design.md, "service-extension"). A
     /// message of another user, another app or past its expiry is 404, never 403, so ids of
     /// other users' messages cannot be probed.
     func getMessage(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let device = try await authenticateDevice(request)
+        let device = try await auth.device(request.headers[.authorization])
         let messageID = try context.parameters.require("messageId")
         guard let entry = try await store.mailboxEntry(for: device.user, messageID: messageID.lowercased()),
             entry.message.expiresAt.map({ $0 > now() }) ?? true

@@ -1,3 +1,4 @@
+import BeckonProtocol
 import Hummingbird
 
 extension BeckonAPI {
@@ -6,9 +7,9 @@ extension BeckonAPI {
     /// (401 before any upgrade, 429, with the usual error body; docs/sync-protocol.md,
     /// "Connecting"). A request with a valid credential but no upgrade is 426.
     func syncWithoutUpgrade(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        _ = try await authenticateDevice(request)
+        _ = try await auth.device(request.headers[.authorization])
         throw APIError(
-            status: .init(code: 426, reasonPhrase: "Upgrade Required"), code: "upgrade_required",
+            status: .init(code: 426, reasonPhrase: "Upgrade Required"), code: .upgradeRequired,
             message: "GET /v1/sync is a WebSocket: send Upgrade: websocket (docs/sync-protocol.md)")
     }
 }

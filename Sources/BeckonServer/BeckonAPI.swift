@@ -17,32 +17,31 @@ public struct BeckonAPI: Sendable {
     let configuration: BeckonServerConfiguration
     let apps: [String: AppDeclaration]
     let userTokens: UserTokenVerifier
-    let adminTokenHash: [UInt8]?
     let now: @Sendable () -> Date
     /// The sync gateway's hub, told about new messages and deleted devices; nil without one.
     let syncHub: SyncHub?
-    /// The delivery planner, told about each new message; nil without one (tests of the API).
-    let delivery: DeliveryService?
+    /// Where new messages are reported to delivery (`.none` in tests of the API alone).
+    let events: DeliveryEventSink
     /// `limits.messages-per-second` per app; nil when disabled.
     let messageRate: RateLimiter?
     /// `limits.registrations-per-minute` per user; nil when disabled.
     let registrationRate: RateLimiter?
-    /// API keys seen in the last seconds: a backend's every post need not read the database.
-    let apiKeys = APIKeyCache()
+    /// Who each request is: the same checks the sync gateway uses before an upgrade.
+    let auth: Authenticator
 
     /// - Parameter now: the clock user tokens and `ttlSeconds` are checked against; tests set it.
     /// - Parameter syncHub: the live sync sessions to wake when a message is stored.
     public init(
         store: any BeckonStore, configuration: BeckonServerConfiguration, syncHub: SyncHub? = nil,
-        delivery: DeliveryService? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        events: DeliveryEventSink = .none, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.syncHub = syncHub
-        self.delivery = delivery
+        self.events = events
         self.store = store
         self.configuration = configuration
         self.apps = Dictionary(configuration.apps.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         self.userTokens = UserTokenVerifier(apps: configuration.apps)
-        self.adminTokenHash = configuration.adminToken.map { Array(SHA256.hash(data: Data($0.utf8))) }
+        self.auth = Authenticator(store: store, adminToken: configuration.adminToken, now: now)
         self.now = now
         let perSecond = configuration.messagesPerSecond, perMinute = configuration.registrationsPerMinute
         self.messageRate = perSecond == 0 ? nil : RateLimiter(
@@ -71,59 +70,6 @@ public struct BeckonAPI: Sendable {
         router.get("v1/sync") { request, context in try await syncWithoutUpgrade(request, context) }
         router.post("v1/admin/apps/{appId}/keys") { request, context in try await createAPIKey(request, context) }
         router.delete("v1/admin/apps/{appId}/keys/{keyId}") { request, context in try await revokeAPIKey(request, context) }
-    }
-
-    // MARK: Authentication
-
-    /// The API key of the request. 401 if there is none or it is unknown or revoked.
-    func authenticateAPIKey(_ request: Request) async throws -> AppAPIKey {
-        guard let credential = BearerCredential(request) else {
-            throw APIError.unauthorized("this route needs an app API key: Authorization: Bearer bk_…")
-        }
-        guard case .apiKey(let secret) = credential else {
-            throw APIError.unauthorized("this route takes an app API key (bk_…), not another credential")
-        }
-        if let key = apiKeys.key(for: secret, now: now()) { return key }
-        guard let key = try await store.authenticateAPIKey(secret) else {
-            throw APIError.unauthorized("the API key is not valid or was revoked")
-        }
-        apiKeys.remember(key, for: secret, now: now())
-        return key
-    }
-
-    /// The device whose credential the request carries. 401 if none or not current.
-    func authenticateDevice(_ request: Request) async throws -> Device {
-        guard let credential = BearerCredential(request) else {
-            throw APIError.unauthorized("this route needs a device credential: Authorization: Bearer bkd_…")
-        }
-        guard case .device(let secret) = credential else {
-            throw APIError.unauthorized("this route takes a device credential (bkd_…), not another credential")
-        }
-        guard let device = try await store.authenticateDevice(credential: secret) else {
-            throw APIError.unauthorized("the device credential is not valid (replaced, or the device was deleted)")
-        }
-        return device
-    }
-
-    /// Checks the admin token in constant time (hashes first, so even the length does not leak).
-    func authenticateAdmin(_ request: Request) throws(APIError) {
-        guard let adminTokenHash else {
-            throw .forbidden("the admin API is disabled: set admin.token to enable it")
-        }
-        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
-            throw .unauthorized("this route needs the admin token: Authorization: Bearer <admin.token>")
-        }
-        let presented = SHA256.hash(data: Data(header.dropFirst("bearer ".count).utf8))
-        guard Self.constantTimeEquals(Array(presented), adminTokenHash) else {
-            throw .unauthorized("the admin token is wrong")
-        }
-    }
-
-    static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for (x, y) in zip(a, b) { difference |= x ^ y }
-        return difference == 0
     }
 
     // MARK: Responses

@@ -60,14 +60,14 @@ public enum BeckonHTTPServer {
 
     /// - Parameters:
     ///   - hub: the sync sessions' hub; what the rest of the server asks for presence.
+    ///   - events: where the API reports new messages (the delivery service's sink).
     ///   - onServerRunning: called with the bound port once listening (tests listen on port 0).
     public static func application(
         configuration: BeckonServerConfiguration, store: any BeckonStore, metrics: PrometheusCollectorRegistry,
-        hub: SyncHub, delivery: DeliveryService? = nil, logger: Logger,
+        hub: SyncHub, events: DeliveryEventSink = .none, logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> BeckonService {
-        let api = BeckonAPI(store: store, configuration: configuration, syncHub: hub, delivery: delivery)
-        if let delivery { hub.observe { delivery.submit($0) } }
+        let api = BeckonAPI(store: store, configuration: configuration, syncHub: hub, events: events)
         let gateway = SyncGateway(
             api: api, hub: hub, limits: SyncLimits(configuration), connectsPerMinute: configuration.syncConnectsPerMinute,
             logger: logger)
@@ -86,7 +86,7 @@ public enum BeckonHTTPServer {
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
-        return BeckonService(app: app, hub: hub, delivery: delivery, logger: logger)
+        return BeckonService(app: app, hub: hub, logger: logger)
     }
 }
 
@@ -96,13 +96,11 @@ public enum BeckonHTTPServer {
 public struct BeckonService: Service {
     let app: any Service
     public let hub: SyncHub
-    public let delivery: DeliveryService?
     let logger: Logger
 
     public func run() async throws {
-        // Shut down in reverse: sessions first, then the listener, then delivery, so the events
-        // of the last sessions are still planned.
-        let services: [any Service] = (delivery.map { [$0] } ?? []) + [app, hub]
+        // Shut down in reverse: sessions first, then the listener.
+        let services: [any Service] = [app, hub]
         let group = ServiceGroup(configuration: .init(services: services, logger: logger))
         try await withGracefulShutdownHandler {
             try await group.run()

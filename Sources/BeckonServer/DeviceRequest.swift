@@ -1,3 +1,5 @@
+import BeckonProtocol
+import BeckonJSON
 import Foundation
 import BeckonStore
 
@@ -75,7 +77,7 @@ struct DeviceRequest {
     }
 
     /// APNs device tokens are hex (32 bytes today; Apple warns they may grow, so only the form is
-    /// checked, not the length; reference/apns.md).
+    /// checked, not the length; docs/apns.md E.7).
     private static func hexToken(_ reader: JSONObjectReader, _ key: String) throws(APIError) -> String? {
         guard let token = try reader.string(key, maxLength: 1024) else { return nil }
         guard !token.isEmpty, token.count % 2 == 0, token.allSatisfy(\.isHexDigit) else {
@@ -115,7 +117,7 @@ struct DeviceRequest {
             throw .invalidField("environment", "app \(app.id) does not accept \(environment.rawValue) devices")
         }
         // A token presented counts as registered now, which decides whether APNs' 410 still
-        // applies to it (reference/apns.md, "410 race"); so tokens are never carried over from
+        // applies to it (docs/apns.md E.7, "410 race"); so tokens are never carried over from
         // the previous registration: the device states them every time.
         guard statesTokens else {
             throw .invalidField("tokens", "is required (give {} for a device without tokens)")

@@ -1,3 +1,4 @@
+import BeckonJSON
 import Foundation
 
 /// Reads the fields of one JSON object of a request, refusing fields it does not know and
@@ -56,8 +57,8 @@ struct JSONObjectReader {
 
     func integer(_ key: String) throws(APIError) -> Int64? {
         guard let value = value(key) else { return nil }
-        guard case .integer(let number) = value else { throw .invalidField(name(key), "must be an integer, not \(value.typeName)") }
-        return number
+        guard case .int(let number) = value else { throw .invalidField(name(key), "must be an integer, not \(value.typeName)") }
+        return Int64(number)
     }
 
     func stringArray(_ key: String, maxCount: Int = 1000, maxLength: Int = 1024) throws(APIError) -> [String]? {

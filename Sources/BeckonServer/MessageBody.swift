@@ -1,3 +1,4 @@
+import BeckonJSON
 import BeckonStore
 import Foundation
 

@@ -1,3 +1,5 @@
+import BeckonProtocol
+import BeckonJSON
 import BeckonStore
 import Foundation
 
@@ -37,7 +39,7 @@ struct MessageRequest {
         }
         kind = try reader.enumeration("kind", MessageKind.self) ?? .message
         urgency = try reader.enumeration("urgency", MessageUrgency.self) ?? .normal
-        payload = reader.value("payload").map { Data($0.canonicalBytes) } ?? Data()
+        payload = reader.value("payload").map { Data($0.bytes) } ?? Data()
 
         if let notification = try reader.object("notification", allowed: Self.notificationFields) {
             hints = NotificationHints(

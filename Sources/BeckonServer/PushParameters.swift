@@ -1,3 +1,4 @@
+import BeckonProtocol
 import BeckonStore
 
 /// A device's APNs tokens as RFC 8599 push parameters, in the form Linphone and Flexisip send

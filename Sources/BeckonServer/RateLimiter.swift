@@ -1,3 +1,4 @@
+import BeckonProtocol
 import Foundation
 import Metrics
 import NIOConcurrencyHelpers
@@ -30,7 +31,7 @@ final class RateLimiter: Sendable {
         limited.increment()
         let seconds = max(1, Int(wait.rounded(.up)))
         var error = APIError(
-            status: .tooManyRequests, code: "rate_limited",
+            status: .tooManyRequests, code: .rateLimited,
             message: "too many requests for this \(scope) (limits.\(name)); retry in \(seconds) s")
         error.headers[.retryAfter] = String(seconds)  // RFC 9110 §10.2.3: seconds to wait.
         throw error

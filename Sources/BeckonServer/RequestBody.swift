@@ -1,3 +1,4 @@
+import BeckonJSON
 import Foundation
 import Hummingbird
 

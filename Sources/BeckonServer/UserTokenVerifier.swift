@@ -1,3 +1,4 @@
+import BeckonJSON
 import Crypto
 import Foundation
 
@@ -72,8 +73,8 @@ struct UserTokenVerifier: Sendable {
     /// A NumericDate (RFC 7519 §2): seconds since 1970, integer or not.
     private static func seconds(_ value: JSONValue?) -> Double? {
         switch value {
-        case .integer(let n): Double(n)
-        case .number(let n): n
+        case .int(let n): Double(n)
+        case .double(let n): n
         default: nil
         }
     }

@@ -1,3 +1,4 @@
+import BeckonProtocol
 import Foundation
 
 /// Beckon's durable state: apps and their API keys, the device registry, the per-user mailbox,
@@ -51,7 +52,7 @@ public protocol BeckonStore: Sendable {
     /// Returns false if there was no such device.
     func deleteDevice(_ device: DeviceRef) async throws -> Bool
     /// Drops a token after APNs reported it dead, but only if the device has not registered it
-    /// again since `invalidSince` (APNs' 410 `timestamp`; reference/apns.md, "410 race"). Returns
+    /// again since `invalidSince` (APNs' 410 `timestamp`; docs/apns.md E.7, "410 race"). Returns
     /// whether the token was removed.
     func removeToken(
         _ device: DeviceRef, kind: PushTokenKind, token: String, invalidSince: Date

@@ -1,3 +1,4 @@
+import BeckonProtocol
 import Foundation
 
 /// One install of an app on one phone, as registered.

@@ -1,3 +1,4 @@
+import BeckonProtocol
 import Foundation
 
 /// What a device says about itself when it registers or updates its registration.
@@ -5,7 +6,7 @@ import Foundation
 /// A registration replaces the previous one of the same (app, device id) as a whole:
 /// - A token present in it counts as registered now, even if it is the same token as before.
 ///   Apple's 410 rule depends on this: a token APNs called dead stays usable if the device
-///   registers it again after APNs' `timestamp` (reference/apns.md, "410 race").
+///   registers it again after APNs' `timestamp` (docs/apns.md E.7, "410 race").
 /// - A token absent from it is removed (the user turned notifications off, or no PushKit).
 /// - A token registered here is taken away from any other device of the app that held it, so
 ///   one install is never pushed twice (a reinstall can bring a new device id with an old token).

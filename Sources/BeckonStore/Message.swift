@@ -1,3 +1,4 @@
+import BeckonProtocol
 import Foundation
 
 /// A stored message. Its content is stored once however many users it went to; each recipient's

@@ -1,3 +1,4 @@
+import BeckonProtocol
 import Foundation
 
 /// A message to append, with its recipients already resolved to users of the app.

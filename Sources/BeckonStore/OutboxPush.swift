@@ -1,31 +1,34 @@
+import APNSCore
+import BeckonProtocol
 import Foundation
 
 /// A push in the outbox: decided by the planner, written before it is sent (design rule 9).
+/// It holds the request as rendered when it was decided, so the dispatcher sends exactly that;
+/// only the device token is read at send time (the device may have registered a new one).
 public struct OutboxPush: Hashable, Sendable {
     /// The apns-id, a lowercase UUID: the same on every attempt.
     public var id: String
     public var device: DeviceRef
     public var tokenKind: PushTokenKind
-    /// Why it was decided (BeckonDelivery.PushReason) and under which strategy: the wake
-    /// report's dimensions.
-    public var reason: String
-    public var strategy: String
-    /// BeckonDelivery.PlannedPush as JSON.
-    public var push: Data
+    /// Why it was decided and under which strategy: the wake report's dimensions.
+    public var reason: PushReason
+    public var strategy: DeliveryStrategy
+    /// Headers and body, as APNs will receive them.
+    public var notification: APNSRenderedNotification
     public var messageCount: Int
     public var attempts: Int
     public var createdAt: Date
 
     public init(
-        id: String, device: DeviceRef, tokenKind: PushTokenKind, reason: String, strategy: String, push: Data,
-        messageCount: Int, attempts: Int = 0, createdAt: Date
+        device: DeviceRef, tokenKind: PushTokenKind, reason: PushReason, strategy: DeliveryStrategy,
+        notification: APNSRenderedNotification, messageCount: Int, attempts: Int = 0, createdAt: Date
     ) {
-        self.id = id
+        self.id = notification.apnsID.lowercaseString
         self.device = device
         self.tokenKind = tokenKind
         self.reason = reason
         self.strategy = strategy
-        self.push = push
+        self.notification = notification
         self.messageCount = messageCount
         self.attempts = attempts
         self.createdAt = createdAt

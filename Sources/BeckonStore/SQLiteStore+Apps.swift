@@ -1,3 +1,4 @@
+import BeckonJSON
 import Foundation
 import GRDB
 
@@ -91,7 +92,7 @@ extension SQLiteStore {
 
     private static func upsertApp(_ db: Database, _ app: App, now: Int64) throws {
         guard !app.id.isEmpty else { throw BeckonStoreError.invalidArgument(field: "id", reason: "must not be empty") }
-        guard (try? JSONSerialization.jsonObject(with: app.deliveryDefaults)) is [String: Any] else {
+        guard case .object? = try? JSONParser.parse(app.deliveryDefaults) else {
             throw BeckonStoreError.invalidArgument(field: "deliveryDefaults", reason: "must be a JSON object")
         }
         try db.execute(

@@ -1,3 +1,5 @@
+import APNSCore
+import BeckonProtocol
 import Foundation
 import GRDB
 
@@ -51,14 +53,18 @@ extension SQLiteStore {
                 ])
             }
             let queuePush = try db.cachedStatement(sql: """
-                INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, push, message_count,
+                INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, push_type, topic,
+                                         priority, expiration, collapse_id, payload, message_count,
                                          state, attempts, next_attempt_at, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
                 """)
             for push in batch.pushes {
+                let notification = push.notification
                 try queuePush.execute(arguments: [
-                    push.id, push.device.appID, push.device.deviceID, push.tokenKind.rawValue, push.reason,
-                    push.strategy, push.push, push.messageCount, push.createdAt.millisecondsSince1970,
+                    push.id, push.device.appID, push.device.deviceID, push.tokenKind.rawValue, push.reason.rawValue,
+                    push.strategy.rawValue, notification.pushType.rawValue, notification.topic,
+                    notification.priority.rawValue, notification.expiration.headerValue, notification.collapseID,
+                    Data(notification.payload), push.messageCount, push.createdAt.millisecondsSince1970,
                     push.createdAt.millisecondsSince1970,
                 ])
             }
@@ -100,11 +106,19 @@ extension SQLiteStore {
     }
 
     static func outboxPush(_ row: Row) throws -> OutboxPush {
-        OutboxPush(
-            id: row["id"], device: DeviceRef(appID: row["app_id"], deviceID: row["device_id"]),
-            tokenKind: try row.enumValue("token_kind"), reason: row["reason"], strategy: row["strategy"],
-            push: row["push"], messageCount: row["message_count"], attempts: row["attempts"],
-            createdAt: row.date("created_at"))
+        let id: String = row["id"]
+        guard let apnsID = UUID(uuidString: id),
+            let priority = APNSPriority(rawValue: row["priority"]),
+            let expiration = (row["expiration"] as String?).map(APNSExpiration.init(headerValue:)) ?? .default
+        else { throw DatabaseError(message: "push_outbox \(id): unreadable apns-id, priority or expiration") }
+        let payload: Data = row["payload"]
+        let notification = try APNSRenderedNotification(
+            restoring: try row.enumValue("push_type"), topic: row["topic"], priority: priority, expiration: expiration,
+            collapseID: row["collapse_id"], apnsID: apnsID, payload: Array(payload))
+        return OutboxPush(
+            device: DeviceRef(appID: row["app_id"], deviceID: row["device_id"]), tokenKind: try row.enumValue("token_kind"),
+            reason: try row.enumValue("reason"), strategy: try row.enumValue("strategy"), notification: notification,
+            messageCount: row["message_count"], attempts: row["attempts"], createdAt: row.date("created_at"))
     }
 
     public func completePush(id: String, result: PushAttemptResult) async throws {

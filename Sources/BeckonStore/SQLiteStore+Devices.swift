@@ -1,3 +1,4 @@
+import BeckonProtocol
 import Foundation
 import GRDB
 
@@ -143,7 +144,7 @@ extension SQLiteStore {
         let now = timestamp
         let removed = try await writer.write { db in
             // "Stop pushing notifications until the device registers a token with a later
-            // timestamp" (APNs, reference/apns.md): a registration at or before APNs' timestamp
+            // timestamp" (APNs, docs/apns.md A.5, E.7): a registration at or before APNs' timestamp
             // is the dead one; a later one is the device telling us the token lives again.
             try db.execute(
                 sql: """

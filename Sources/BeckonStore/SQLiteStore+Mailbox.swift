@@ -27,7 +27,9 @@ extension SQLiteStore {
         return try await writer.read { db in
             try Row.fetchAll(
                 db.cachedStatement(sql: """
-                    SELECT mb.user_id, mb.sequence, \(Message.columns)
+                    SELECT mb.user_id, mb.sequence, \(Message.columns),
+                           EXISTS (SELECT 1 FROM message_read r WHERE r.app_id = mb.app_id AND r.user_id = mb.user_id
+                                   AND r.message_id = mb.message_id) AS is_read
                     FROM mailbox mb JOIN message m ON m.id = mb.message_id
                     WHERE mb.app_id = ? AND mb.user_id = ? AND mb.sequence > ?
                       AND (m.expires_at IS NULL OR m.expires_at > ?)
@@ -36,7 +38,8 @@ extension SQLiteStore {
                     """),
                 arguments: [user.appID, user.userID, sequence, now, limit]
             ).map { row in
-                MailboxEntry(userID: row["user_id"], sequence: row["sequence"], message: try Message(row: row))
+                MailboxEntry(
+                    userID: row["user_id"], sequence: row["sequence"], message: try Message(row: row), read: row["is_read"])
             }
         }
     }

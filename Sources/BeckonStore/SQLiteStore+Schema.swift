@@ -1,3 +1,4 @@
+import BeckonProtocol
 import GRDB
 
 extension SQLiteStore {
@@ -148,7 +149,7 @@ extension SQLiteStore {
                     token_kind TEXT NOT NULL CHECK (token_kind IN ('remote', 'voip')),
                     reason TEXT NOT NULL,
                     strategy TEXT NOT NULL,
-                    push BLOB NOT NULL,                  -- JSON BeckonDelivery.PlannedPush
+                    push BLOB NOT NULL,                  -- (v6: replaced by the rendered request)
                     message_count INTEGER NOT NULL,
                     state TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'failed')),
                     attempts INTEGER NOT NULL DEFAULT 0,
@@ -204,6 +205,21 @@ extension SQLiteStore {
             // Expired rows stop counting at once and are deleted in the background
             // (`pruneExpiredUnread`), which needs to find them without a scan.
             try db.execute(sql: "CREATE INDEX unread_expiring_expiry ON unread_expiring(expires_at)")
+        }
+        migrator.registerMigration("v6-rendered-outbox") { db in
+            // The outbox holds the request as rendered when the push was decided (headers and
+            // body), not the plan it was rendered from: the dispatcher sends what was decided.
+            // Pending rows of the old form are given up: their plan's format is gone.
+            try db.execute(sql: """
+                ALTER TABLE push_outbox ADD COLUMN push_type TEXT;
+                ALTER TABLE push_outbox ADD COLUMN topic TEXT;
+                ALTER TABLE push_outbox ADD COLUMN priority INTEGER;
+                ALTER TABLE push_outbox ADD COLUMN expiration TEXT;   -- apns-expiration; NULL: none
+                ALTER TABLE push_outbox ADD COLUMN collapse_id TEXT;
+                ALTER TABLE push_outbox ADD COLUMN payload BLOB;
+                UPDATE push_outbox SET state = 'failed', apns_reason = 'FormatChanged' WHERE state = 'pending';
+                ALTER TABLE push_outbox DROP COLUMN push;
+                """)
         }
         return migrator
     }()

@@ -465,7 +465,7 @@ private enum BenchSessions {
     ) async throws {
         var headers = HTTPFields()
         headers[.authorization] = "Bearer \(credential)"
-        headers[HTTPField.Name("Sec-WebSocket-Protocol")!] = "beckon.v1"
+        headers[HTTPField.Name("Sec-WebSocket-Protocol")!] = "beckon.v2"
         let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20, additionalHeaders: headers)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let pending = NIOLockedValueBox<CheckedContinuation<Void, any Error>?>(continuation)
@@ -479,7 +479,7 @@ private enum BenchSessions {
                 do {
                     try await WebSocketClient.connect(url: url, configuration: configuration, eventLoopGroup: group, logger: logger) {
                         inbound, outbound, _ in
-                        try await outbound.write(.text(#"{"type":"hello","version":1,"cursor":0}"#))
+                        try await outbound.write(.text(#"{"type":"hello","version":2,"cursor":0}"#))
                         var welcomed = false
                         defer { if welcomed { live.withLockedValue { $0 -= 1 } } }
                         for try await message in inbound.messages(maxSize: 1 << 20) {

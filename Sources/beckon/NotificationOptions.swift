@@ -1,3 +1,4 @@
+import BeckonJSON
 import APNSCore
 import ArgumentParser
 import Foundation
@@ -113,9 +114,9 @@ struct NotificationOptions: ParsableArguments {
         }
     }
 
-    private func parsedPayload() throws -> [String: APNSJSON] {
+    private func parsedPayload() throws -> [String: JSONValue] {
         guard let payload else { return [:] }
-        guard case .object(let object)? = try? JSONDecoder().decode(APNSJSON.self, from: Data(payload.utf8)) else {
+        guard case .object(let object)? = try? JSONParser.parse(Array(payload.utf8)) else {
             throw ValidationError("--payload must be a JSON object")
         }
         return object

@@ -1,3 +1,4 @@
+import BeckonJSON
 import APNS
 import APNSCore
 import ArgumentParser

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BeckonNode
 import BeckonServer
 import Configuration
 import Logging
@@ -46,15 +47,10 @@ struct ServeCommand: AsyncParsableCommand {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         // Created on first start; the declared apps are saved into it before the listener opens.
         let store = try await BeckonHTTPServer.openStore(configuration: settings, logger: Logger(label: "beckon.store"))
-        let hub = SyncHub()
         // With no Apple key for an app, this starts the built-in APNs emulator and says so.
-        let delivery = try await DeliveryService.start(
-            configuration: settings, store: store, logger: logger,
-            hub: hub)
-        let app = try BeckonHTTPServer.application(
-            configuration: settings, store: store, metrics: registry, hub: hub, delivery: delivery, logger: logger)
+        let node = try await BeckonNode.assemble(configuration: settings, store: store, metrics: registry, logger: logger)
         let services = ServiceGroup(configuration: .init(
-            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            services: [node], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         logger.info("starting", metadata: [
             "host": "\(settings.host)", "port": "\(settings.port)", "database": "\(settings.databasePath)",
             "apps": "\(settings.apps.map(\.id))",

@@ -144,7 +144,7 @@ import Testing
     }
 
     @Test func retriesStopAtMaximumAttempts() async throws {
-        try await EmulatorHarness.run(configureClient: { $0.maximumAttempts = 3 }) { harness in
+        try await EmulatorHarness.run(configureClient: { $0.retry.maximumAttempts = 3 }) { harness in
             let token = EmulatorHarness.newToken()
             harness.emulator.respond(with: .serviceUnavailable, deviceToken: token.hex)
             let response = try await harness.send(APNSAlertNotification(badge: 1), to: token)

@@ -10,17 +10,17 @@ import Testing
     }
 
     @Test func successAndNeverRetryReasonsAreDeliveredAtOnce() {
-        var retries = APNSRetryStateMachine(maximumAttempts: 4, backoff: backoff)
+        var retries = APNSRetryStateMachine(policy: APNSRetryPolicy(maximumAttempts: 4, backoff: backoff))
         #expect(retries.next(after: answer(200), remaining: 30, random: 1) == .deliver(APNSResponse(status: 200)))
         for reason in [APNSReason.unregistered, .badDeviceToken, .payloadTooLarge, .badTopic] {
-            var fresh = APNSRetryStateMachine(maximumAttempts: 4, backoff: backoff)
+            var fresh = APNSRetryStateMachine(policy: APNSRetryPolicy(maximumAttempts: 4, backoff: backoff))
             let response = APNSResponse(status: reason.status!, reason: reason)
             #expect(fresh.next(after: .answered(response), remaining: 30, random: 1) == .deliver(response))
         }
     }
 
     @Test func serverErrorsBackOffUntilAttemptsRunOut() {
-        var retries = APNSRetryStateMachine(maximumAttempts: 3, backoff: backoff)
+        var retries = APNSRetryStateMachine(policy: APNSRetryPolicy(maximumAttempts: 3, backoff: backoff))
         #expect(retries.next(after: answer(503, .serviceUnavailable), remaining: 30, random: 1) == .retry(delay: 1, refreshToken: false))
         #expect(retries.next(after: answer(500, .internalServerError), remaining: 30, random: 1) == .retry(delay: 2, refreshToken: false))
         let last = APNSResponse(status: 429, reason: .tooManyRequests)
@@ -29,12 +29,12 @@ import Testing
     }
 
     @Test func staleTokenAsksForAFreshOne() {
-        var retries = APNSRetryStateMachine(maximumAttempts: 4, backoff: backoff)
+        var retries = APNSRetryStateMachine(policy: APNSRetryPolicy(maximumAttempts: 4, backoff: backoff))
         #expect(retries.next(after: answer(403, .expiredProviderToken), remaining: 30, random: 1) == .retry(delay: 0, refreshToken: true))
     }
 
     @Test func unprocessedStreamsAreResentWithoutUsingAttempts() {
-        var retries = APNSRetryStateMachine(maximumAttempts: 1, backoff: backoff)
+        var retries = APNSRetryStateMachine(policy: APNSRetryPolicy(maximumAttempts: 1, backoff: backoff))
         for _ in 0..<3 {
             #expect(retries.next(after: .connectionError(.goingAway), remaining: 30, random: 1) == .retry(delay: 0, refreshToken: false))
         }
@@ -44,21 +44,21 @@ import Testing
     }
 
     @Test func deadConnectionsUseAttempts() {
-        var retries = APNSRetryStateMachine(maximumAttempts: 2, backoff: backoff)
+        var retries = APNSRetryStateMachine(policy: APNSRetryPolicy(maximumAttempts: 2, backoff: backoff))
         #expect(retries.next(after: .connectionError(.connectionClosed), remaining: 30, random: 1) == .retry(delay: 1, refreshToken: false))
         #expect(retries.next(after: .connectionError(.connectionClosed), remaining: 30, random: 1)
             == .fail(.connectionFailed(attempts: 2, lastError: .connectionClosed)))
     }
 
     @Test func nothingWaitsPastTheDeadline() {
-        var retries = APNSRetryStateMachine(maximumAttempts: 4, backoff: backoff)
+        var retries = APNSRetryStateMachine(policy: APNSRetryPolicy(maximumAttempts: 4, backoff: backoff))
         #expect(retries.next(after: answer(503, .serviceUnavailable), remaining: 0.5, random: 1) == .fail(.deadlineExceeded(attempts: 2)))
-        var timedOut = APNSRetryStateMachine(maximumAttempts: 4, backoff: backoff)
+        var timedOut = APNSRetryStateMachine(policy: APNSRetryPolicy(maximumAttempts: 4, backoff: backoff))
         #expect(timedOut.next(after: .connectionError(.deadlineExceeded), remaining: 0, random: 1) == .fail(.deadlineExceeded(attempts: 1)))
     }
 
     @Test func poolFailuresPushBack() {
-        var retries = APNSRetryStateMachine(maximumAttempts: 4, backoff: backoff)
+        var retries = APNSRetryStateMachine(policy: APNSRetryPolicy(maximumAttempts: 4, backoff: backoff))
         #expect(retries.next(after: .poolFailure(.queueFull), remaining: 30, random: 1) == .fail(.overloaded))
         #expect(retries.next(after: .poolFailure(.shutDown), remaining: 30, random: 1) == .fail(.shutDown))
     }

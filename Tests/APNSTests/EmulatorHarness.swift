@@ -33,7 +33,7 @@ struct EmulatorHarness {
                 endpointOverride: ("127.0.0.1", emulator.port),
                 additionalTrustRoots: [try NIOSSLCertificate(bytes: Array(emulator.caCertificatePEM!.utf8), format: .pem)],
                 connectionsPerPool: 1,
-                retryBackoff: APNSBackoff(base: 0.01, cap: 0.05),
+                retry: APNSRetryPolicy(maximumAttempts: 4, backoff: APNSBackoff(base: 0.01, cap: 0.05)),
                 reconnectBackoff: APNSBackoff(base: 0.01, cap: 0.05)
             )
             configureClient(&clientConfiguration)

@@ -1,6 +1,7 @@
+import BeckonSeal
+import BeckonProtocol
 import APNSCore
 import BeckonDelivery
-import BeckonStore
 import Foundation
 import XCTest
 

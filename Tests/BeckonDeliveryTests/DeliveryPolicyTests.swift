@@ -1,5 +1,5 @@
+import BeckonProtocol
 import BeckonDelivery
-import BeckonStore
 import Foundation
 import XCTest
 

@@ -1,6 +1,6 @@
+import BeckonProtocol
 import APNSCore
 import BeckonDelivery
-import BeckonStore
 import Foundation
 import XCTest
 
@@ -113,7 +113,7 @@ func beckon(_ push: PlannedPush) throws -> NSDictionary {
 }
 
 func request(_ push: PlannedPush) throws -> APNSRequest {
-    try push.request(to: deviceToken, bundleID: bundleID)
+    APNSRequest(try push.rendered(bundleID: bundleID), to: deviceToken)
 }
 
 func header(_ request: APNSRequest, _ name: String) -> String? {

@@ -1,6 +1,6 @@
+import BeckonProtocol
 import APNSCore
 import BeckonDelivery
-import BeckonStore
 import Foundation
 import XCTest
 

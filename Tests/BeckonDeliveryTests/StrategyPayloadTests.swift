@@ -1,10 +1,10 @@
+import BeckonProtocol
 import APNSCore
 import BeckonDelivery
-import BeckonStore
 import Foundation
 import XCTest
 
-/// The alert strategies' payloads and headers (DESIGN.md strategy table, rule 2).
+/// The alert strategies' payloads and headers (docs/design.md, "Delivery strategies"; rule 2).
 final class StrategyPayloadTests: XCTestCase {
     private let hints = NotificationHints(
         title: "Anna", body: "See you at 8", threadID: "chat-1", category: "MESSAGE", sound: "ping.caf"

@@ -1,3 +1,4 @@
+import BeckonJSON
 @testable import BeckonServer
 import BeckonStore
 import Crypto
@@ -104,7 +105,7 @@ struct APITestFixture: Sendable {
 
     /// The response body as loosely typed JSON.
     static func json(_ response: TestResponse) -> AnyJSON? {
-        try? JSONDecoder().decode(AnyJSON.self, from: Data(buffer: response.body))
+        try? JSONParser.parse(Array(response.body.readableBytesView))
     }
 
     /// `(code, message)` of an error answer.
@@ -124,10 +125,6 @@ enum FixtureError: Error {
 typealias AnyJSON = JSONValue
 
 extension JSONValue {
-    subscript(key: String) -> JSONValue? {
-        if case .object(let object) = self { object[key] } else { nil }
-    }
-
     subscript(index: Int) -> JSONValue? {
         if case .array(let array) = self, array.indices.contains(index) { array[index] } else { nil }
     }
@@ -135,8 +132,8 @@ extension JSONValue {
     var string: String? { if case .string(let s) = self { s } else { nil } }
     var number: Double? {
         switch self {
-        case .integer(let n): Double(n)
-        case .number(let n): n
+        case .int(let n): Double(n)
+        case .double(let n): n
         default: nil
         }
     }

@@ -1,4 +1,6 @@
+import BeckonProtocol
 @testable import BeckonServer
+import BeckonSeal
 import APNSCore
 import APNSEmulator
 import BeckonDelivery
@@ -207,7 +209,7 @@ import Testing
 }
 
 extension SyncTestServer {
-    var emulator: APNSEmulator { delivery!.emulator! }
+    var emulator: APNSEmulator { node!.emulator! }
 
     /// Registers a device of `chat` with tokens and capabilities (the `wake` strategy needs the
     /// remote-notification background mode); returns its sync credential.

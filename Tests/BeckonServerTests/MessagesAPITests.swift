@@ -38,7 +38,7 @@ import Testing
             #expect(message["kind"]?.string == "message")
             #expect(message["urgency"]?.string == "high")
             #expect(message["payload"]?["text"]?.string == "hi")
-            #expect(message["payload"]?["n"] == .array([.integer(1), .number(2.5), .bool(true), .null]))
+            #expect(message["payload"]?["n"] == .array([.int(1), .double(2.5), .bool(true), .null]))
             #expect(message["notification"]?["locKey"]?.string == "NEW_MESSAGE")
             #expect(message["notification"]?["threadId"]?.string == "t1")
             #expect(message["expiresAt"]?.string != nil)

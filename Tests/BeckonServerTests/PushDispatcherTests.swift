@@ -1,4 +1,7 @@
+import BeckonProtocol
 @testable import BeckonServer
+import BeckonNode
+import Prometheus
 import APNSEmulator
 import BeckonDelivery
 import BeckonStore
@@ -35,8 +38,9 @@ import Testing
         guard case .send(let push) = decided.first else { throw FixtureError.unexpected("no push decided: \(decided)") }
         let id = push.id.uuidString.lowercased()
         try await before.saveDelivery(DeliveryBatch(pushes: [OutboxPush(
-            id: id, device: DeviceRef(appID: "chat", deviceID: "phone"), tokenKind: .remote, reason: push.reason.rawValue,
-            strategy: push.strategy.rawValue, push: try JSONEncoder().encode(push), messageCount: 1, createdAt: Date())]))
+            device: DeviceRef(appID: "chat", deviceID: "phone"), tokenKind: .remote, reason: push.reason,
+            strategy: push.strategy, notification: try push.rendered(bundleID: "com.example.chat"), messageCount: 1,
+            createdAt: Date())]))
         #expect(try await before.claimPushes(appID: "chat", before: Date(), limit: 10, leaseUntil: Date() + 300).map(\.id) == [id])
         try before.close()
 
@@ -45,12 +49,13 @@ import Testing
         let store = try SQLiteStore(path: path)
         var logger = Logger(label: "beckon.outbox.test")
         logger.logLevel = .critical
-        let delivery = try await DeliveryService.start(
-            configuration: configuration, store: store, logger: logger, tick: .milliseconds(20), hub: SyncHub())
-        let group = ServiceGroup(configuration: .init(services: [delivery], logger: logger))
+        let node = try await BeckonNode.assemble(
+            configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), logger: logger,
+            tick: .milliseconds(20))
+        let group = ServiceGroup(configuration: .init(services: [node], logger: logger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            let emulator = try #require(delivery.emulator)
+            let emulator = try #require(node.emulator)
             let deadline = ContinuousClock.now + .seconds(5)
             while emulator.deliveries(to: Self.token).isEmpty, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(10))

@@ -17,8 +17,8 @@ import Testing
             let raw = try await SyncRawClient.open(port: server.port)
             let head = try await raw.upgrade(credential: credential)
             #expect(head.hasPrefix("HTTP/1.1 101"))
-            #expect(head.lowercased().contains("sec-websocket-protocol: beckon.v1"))
-            try await raw.send(#"{"type":"hello","version":1,"cursor":0}"#)
+            #expect(head.lowercased().contains("sec-websocket-protocol: beckon.v2"))
+            try await raw.send(#"{"type":"hello","version":2,"cursor":0}"#)
             try await raw.waitFor(#""type":"welcome""#)
             _ = try await server.waitForPresence("phone") { $0.isConnected }
 
@@ -38,7 +38,7 @@ import Testing
             let silent = try await SyncRawClient.open(port: server.port)
             #expect(try await silent.upgrade(credential: try await server.device(user: "alice", device: "phone"))
                 .hasPrefix("HTTP/1.1 101"))
-            try await silent.send(#"{"type":"hello","version":1,"cursor":0}"#)
+            try await silent.send(#"{"type":"hello","version":2,"cursor":0}"#)
             try await silent.waitFor(#""type":"welcome""#)
             // A real client answers pings (its WebSocket library does) and stays.
             let answering = try await server.connect(try await server.device(user: "bob", device: "tablet"))

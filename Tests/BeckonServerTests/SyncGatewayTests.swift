@@ -1,3 +1,4 @@
+import BeckonJSON
 @testable import BeckonServer
 import BeckonStore
 import Foundation
@@ -13,7 +14,8 @@ import Testing
             let credential = try await server.device(user: "alice", device: "phone")
             let client = try await server.connect(credential)
             let welcome = try await client.hello(cursor: 0)
-            #expect(welcome["version"]?.number == 1)
+            #expect(welcome["version"]?.number == 2)
+            #expect(welcome["badge"]?.number == 0)
             #expect(welcome["lastSequence"]?.number == 0)
             #expect(welcome["window"]?.number == 100)
             #expect(welcome["sessionId"]?.string != nil)
@@ -38,6 +40,7 @@ import Testing
             let again = try await server.connect(credential)
             let rewelcome = try await again.hello(cursor: 1)
             #expect(rewelcome["lastSequence"]?.number == 3)
+            #expect(rewelcome["badge"]?.number == 3, "the unread count: nothing was read yet")
             #expect(try await again.messages(2) == [2, 3])
             try await again.roundTrip()
             try await again.send(#"{"type":"bye"}"#)
@@ -91,6 +94,33 @@ import Testing
             #expect(try await client.hello(cursor: 0, window: 50)["window"]?.number == 3)
             try await client.send(#"{"type":"bye"}"#)
             _ = try await client.closeCode()
+        }
+    }
+
+    @Test func aResumingDeviceLearnsWhatWasReadWhileItWasAway() async throws {
+        try await SyncTestServer.with { server in
+            let phone = try await server.device(user: "alice", device: "phone")
+            let tablet = try await server.device(user: "alice", device: "tablet")
+            let first = try await server.post(to: ["alice"], text: "one")
+            try await server.post(to: ["alice"], text: "two")
+            // The phone reads the first while the tablet is offline.
+            let a = try await server.connect(phone)
+            _ = try await a.hello(cursor: 0)
+            #expect(try await a.messages(2) == [1, 2])
+            try await a.send(#"{"type":"read","ids":["\#(first)"]}"#)
+            try await a.roundTrip()
+
+            let b = try await server.connect(tablet)
+            let welcome = try await b.hello(cursor: 0)
+            #expect(welcome["badge"]?.number == 1, "one unread left")
+            let one = try await b.next(), two = try await b.next()
+            #expect(one["id"]?.string == first)
+            #expect(one["read"] == JSONValue.bool(true), "read on the phone: the tablet must not notify it")
+            #expect(two["read"] == JSONValue.bool(false))
+            for client in [a, b] {
+                try await client.send(#"{"type":"bye"}"#)
+                _ = try await client.closeCode()
+            }
         }
     }
 
@@ -153,7 +183,7 @@ import Testing
                 try await client.get("/v1/sync", headers: APITestFixture.headers(bearer: "bkd_wrong", contentType: nil))
             }
             #expect(response.status == .unauthorized)
-            let body = try JSONDecoder().decode(AnyJSON.self, from: Data(buffer: try #require(response.body)))
+            let body = try JSONParser.parse(Array(try #require(response.body).readableBytesView))
             #expect(body["error"]?["code"]?.string == "unauthorized")
         }
     }

@@ -33,7 +33,7 @@ final class SyncRawClient: Sendable {
     func upgrade(credential: String) async throws -> String {
         let request = "GET /v1/sync HTTP/1.1\r\nHost: test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-            + "Sec-WebSocket-Protocol: beckon.v1\r\nAuthorization: Bearer \(credential)\r\n\r\n"
+            + "Sec-WebSocket-Protocol: beckon.v2\r\nAuthorization: Bearer \(credential)\r\n\r\n"
         try await channel.writeAndFlush(ByteBuffer(string: request)).get()
         return try await waitFor("\r\n\r\n")
     }

@@ -1,3 +1,5 @@
+import BeckonJSON
+import BeckonProtocol
 @testable import BeckonServer
 import BeckonStore
 import Foundation
@@ -23,7 +25,7 @@ import Testing
         guard actions.count == 2, case .send(.error(let sent, _)) = actions[0],
             case .close(.protocolError, _, .protocolError) = actions[1]
         else { return false }
-        return sent == code
+        return sent.rawValue == code
     }
 
     /// Hello with `cursor`, the store's last sequence `last`: returns the machine streaming.
@@ -31,15 +33,15 @@ import Testing
         -> (Machine, [Machine.Action])
     {
         var machine = machine(maxWindow: maxWindow)
-        #expect(machine.receive(.hello(version: 1, cursor: cursor, window: window)) == [.loadLastSequence])
-        let actions = machine.started(lastSequence: last)
+        #expect(machine.receive(.hello(version: 2, role: .app, cursor: cursor, window: window)) == [.loadLastSequence])
+        let actions = machine.started(lastSequence: last, badge: 0)
         return (machine, actions)
     }
 
     @Test func helloGetsWelcomeThenAFetchFromTheCursor() {
         let (_, actions) = Self.streaming(cursor: 3, last: 10, window: 5)
         #expect(actions == [
-            .send(.welcome(version: 1, sessionID: "s1", lastSequence: 10, window: 5)),
+            .send(.welcome(version: 2, sessionID: "s1", lastSequence: 10, window: 5, badge: 0)),
             .storeAck(upTo: 3),
             .fetch(after: 3, limit: 5),
         ])
@@ -47,14 +49,14 @@ import Testing
 
     @Test func anEmptyMailboxIsNotRead() {
         let (_, actions) = Self.streaming(cursor: 0, last: 0)
-        #expect(actions == [.send(.welcome(version: 1, sessionID: "s1", lastSequence: 0, window: 100))])
+        #expect(actions == [.send(.welcome(version: 2, sessionID: "s1", lastSequence: 0, window: 100, badge: 0))])
     }
 
     @Test func theWindowIsCappedAndDefaulted() {
         let (_, capped) = Self.streaming(last: 0, window: 1000, maxWindow: 20)
-        #expect(capped == [.send(.welcome(version: 1, sessionID: "s1", lastSequence: 0, window: 20))])
+        #expect(capped == [.send(.welcome(version: 2, sessionID: "s1", lastSequence: 0, window: 20, badge: 0))])
         let (_, defaulted) = Self.streaming(last: 0, window: nil, maxWindow: 250)
-        #expect(defaulted == [.send(.welcome(version: 1, sessionID: "s1", lastSequence: 0, window: 100))])
+        #expect(defaulted == [.send(.welcome(version: 2, sessionID: "s1", lastSequence: 0, window: 100, badge: 0))])
     }
 
     @Test func atMostWindowMessagesAreInFlight() {
@@ -62,17 +64,17 @@ import Testing
         #expect(actions.last == .fetch(after: 0, limit: 2))
         // A store that returned more than asked still yields only `window` frames.
         actions = machine.fetched([Self.entry(1), Self.entry(2), Self.entry(3)])
-        #expect(actions == [.send(.message(Self.entry(1))), .send(.message(Self.entry(2)))])
+        #expect(actions == [.send(.message(SyncMessage(Self.entry(1)))), .send(.message(SyncMessage(Self.entry(2))))])
         // Wake-ups while the window is full read nothing.
         #expect(machine.newMessages() == [])
         // An ack opens the window by what it acknowledges.
         #expect(machine.receive(.ack(upTo: 1)) == [.storeAck(upTo: 1), .fetch(after: 2, limit: 1)])
-        #expect(machine.fetched([Self.entry(3)]) == [.send(.message(Self.entry(3)))])
+        #expect(machine.fetched([Self.entry(3)]) == [.send(.message(SyncMessage(Self.entry(3))))])
     }
 
     @Test func aShortReadStopsFetchingUntilAWakeUp() {
         var (machine, _) = Self.streaming(last: 1, window: 10)
-        #expect(machine.fetched([Self.entry(1)]) == [.send(.message(Self.entry(1)))])
+        #expect(machine.fetched([Self.entry(1)]) == [.send(.message(SyncMessage(Self.entry(1))))])
         #expect(machine.newMessages() == [.fetch(after: 1, limit: 9)])
         // A wake-up during the read means another read after it, even if it came back short.
         #expect(machine.newMessages() == [])
@@ -99,25 +101,25 @@ import Testing
 
     @Test func helloRules() {
         var twice = Self.streaming(last: 0).0
-        #expect(Self.isViolation(twice.receive(.hello(version: 1, cursor: 0, window: nil)), "unexpected_frame"))
+        #expect(Self.isViolation(twice.receive(.hello(version: 2, role: .app, cursor: 0, window: nil)), "unexpected_frame"))
         var version = Self.machine()
-        #expect(Self.isViolation(version.receive(.hello(version: 2, cursor: 0, window: nil)), "unsupported_version"))
+        #expect(Self.isViolation(version.receive(.hello(version: 1, role: .app, cursor: 0, window: nil)), "unsupported_version"))
         var negative = Self.machine()
-        #expect(Self.isViolation(negative.receive(.hello(version: 1, cursor: -1, window: nil)), "invalid_field"))
+        #expect(Self.isViolation(negative.receive(.hello(version: 2, role: .app, cursor: -1, window: nil)), "invalid_field"))
         var zeroWindow = Self.machine()
-        #expect(Self.isViolation(zeroWindow.receive(.hello(version: 1, cursor: 0, window: 0)), "invalid_field"))
+        #expect(Self.isViolation(zeroWindow.receive(.hello(version: 2, role: .app, cursor: 0, window: 0)), "invalid_field"))
         var ahead = Self.machine()
-        _ = ahead.receive(.hello(version: 1, cursor: 9, window: nil))
-        #expect(Self.isViolation(ahead.started(lastSequence: 5), "cursor_ahead"))
+        _ = ahead.receive(.hello(version: 2, role: .app, cursor: 9, window: nil))
+        #expect(Self.isViolation(ahead.started(lastSequence: 5, badge: 0), "cursor_ahead"))
     }
 
     @Test func unknownTypesAndBadJSONAreProtocolErrors() {
-        #expect(SyncClientFrame.parse(#"{"type":"subscribe"}"#) == .failure(.init(
-            code: "unknown_type", message: #"type: "subscribe" is not a frame of version 1"#)))
+        #expect(SyncClientFrame.parse(#"{"type":"subscribe"}"#) == .failure(SyncFrameError(
+            .unknownType, #"type: "subscribe" is not a frame of version 2"#)))
         guard case .failure(let malformed) = SyncClientFrame.parse("not json") else { Issue.record(); return }
-        #expect(malformed.code == "malformed_frame")
+        #expect(malformed.code == .malformedFrame)
         guard case .failure(let mistyped) = SyncClientFrame.parse(#"{"type":"ack","upTo":"3"}"#) else { Issue.record(); return }
-        #expect(mistyped.code == "invalid_field")
+        #expect(mistyped.code == .invalidField)
         // Unknown fields are ignored.
         #expect(SyncClientFrame.parse(#"{"type":"ack","upTo":3,"extra":true}"#) == .success(.ack(upTo: 3)))
         var machine = Self.streaming(last: 0).0
@@ -152,8 +154,8 @@ import Testing
     }
 
     @Test func messageFramesCarryThePayloadAsJSON() throws {
-        let text = SyncServerFrame.message(Self.entry(7)).text
-        let json = try JSONDecoder().decode(AnyJSON.self, from: Data(text.utf8))
+        let text = SyncServerFrame.message(SyncMessage(Self.entry(7))).text
+        let json = try JSONParser.parse(Array(text.utf8))
         #expect(json["type"]?.string == "message")
         #expect(json["seq"]?.number == 7)
         #expect(json["id"]?.string == "m7")
@@ -161,5 +163,6 @@ import Testing
         #expect(json["payload"]?["n"]?.number == 7)
         #expect(json["createdAt"]?.number == 1000)
         #expect(json["expiresAt"] == nil)
+        #expect(json["read"] == JSONValue.bool(false))
     }
 }

@@ -1,4 +1,6 @@
+import BeckonJSON
 @testable import BeckonServer
+import BeckonNode
 import BeckonStore
 import Foundation
 import Hummingbird
@@ -18,8 +20,8 @@ struct SyncTestServer: Sendable {
     let port: Int
     let chatKey: String
     let group: ServiceGroup
-    /// The delivery planner and its in-process APNs emulator, when started (`delivery: true`).
-    let delivery: DeliveryService?
+    /// The whole node (delivery and its in-process APNs emulator), when started (`delivery: true`).
+    let node: BeckonNode?
 
     static func with(
         maxWindow: Int = 100, delivery withDelivery: Bool = false, perAppConcurrency: Int = 200, metricsFactory: (any MetricsFactory)? = nil,
@@ -38,24 +40,30 @@ struct SyncTestServer: Sendable {
         try await BeckonAPI(store: store, configuration: configuration).declareApps()
         let chatKey = try await store.createAPIKey(appID: "chat", name: "test").secret
 
-        let hub = SyncHub(metricsFactory: metricsFactory)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "beckon.sync.test")
         logger.logLevel = .warning
-        let delivery = withDelivery ? try await DeliveryService.start(
-            configuration: configuration, store: store, logger: logger, tick: .milliseconds(20),
-            perAppConcurrency: perAppConcurrency,
-            hub: hub) : nil
-        let service = try BeckonHTTPServer.application(
-            configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), hub: hub,
-            delivery: delivery, logger: logger, onServerRunning: { port in portContinuation.yield(port) })
+        // With delivery: the node `beckon serve` runs; without: the listener and hub alone.
+        let node = withDelivery ? try await BeckonNode.assemble(
+            configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), logger: logger,
+            tick: .milliseconds(20), perAppConcurrency: perAppConcurrency, metricsFactory: metricsFactory,
+            onServerRunning: { port in portContinuation.yield(port) }) : nil
+        let hub = node?.hub ?? SyncHub(metricsFactory: metricsFactory)
+        let service: any Service
+        if let node {
+            service = node
+        } else {
+            service = try BeckonHTTPServer.application(
+                configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), hub: hub,
+                logger: logger, onServerRunning: { port in portContinuation.yield(port) })
+        }
         let group = ServiceGroup(configuration: .init(services: [service], logger: logger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else { throw FixtureError.unexpected("the server did not start") }
             let server = SyncTestServer(
-                store: store, hub: hub, port: port, chatKey: chatKey, group: group, delivery: delivery)
+                store: store, hub: hub, port: port, chatKey: chatKey, group: group, node: node)
             do {
                 try await body(server)
             } catch {
@@ -87,7 +95,7 @@ struct SyncTestServer: Sendable {
                 "/v1/messages", headers: APITestFixture.headers(bearer: chatKey), body: ByteBuffer(string: body))
         }
         guard response.status == .accepted, let buffer = response.body,
-            let id = (try? JSONDecoder().decode(AnyJSON.self, from: Data(buffer: buffer)))?["id"]?.string
+            let id = (try? JSONParser.parse(Array(buffer.readableBytesView)))?["id"]?.string
         else { throw FixtureError.unexpected("post: \(response.status)") }
         return id
     }
@@ -148,7 +156,7 @@ final class SyncTestClient: Sendable {
         let inbox = Inbox()
         var headers = HTTPFields()
         if let credential { headers[.authorization] = "Bearer \(credential)" }
-        if subprotocol { headers[HTTPFields.Element.Name("Sec-WebSocket-Protocol")!] = "beckon.v1" }
+        if subprotocol { headers[HTTPFields.Element.Name("Sec-WebSocket-Protocol")!] = "beckon.v2" }
         var logger = Logger(label: "beckon.sync.test.client")
         logger.logLevel = .warning
         let task = Task {
@@ -159,7 +167,7 @@ final class SyncTestClient: Sendable {
                     await inbox.connected(outbound)
                     for try await message in inbound.messages(maxSize: 1 << 20) {
                         guard case .text(let text) = message,
-                            let frame = try? JSONDecoder().decode(AnyJSON.self, from: Data(text.utf8))
+                            let frame = try? JSONParser.parse(Array(text.utf8))
                         else { continue }
                         await inbox.push(frame)
                     }
@@ -188,7 +196,7 @@ final class SyncTestClient: Sendable {
 
     func hello(cursor: Int64 = 0, window: Int? = nil) async throws -> AnyJSON {
         let window = window.map { #","window":\#($0)"# } ?? ""
-        try await send(#"{"type":"hello","version":1,"cursor":\#(cursor)\#(window)}"#)
+        try await send(#"{"type":"hello","version":2,"cursor":\#(cursor)\#(window)}"#)
         let welcome = try await next()
         guard welcome["type"]?.string == "welcome" else { throw FixtureError.unexpected("expected welcome: \(welcome)") }
         return welcome

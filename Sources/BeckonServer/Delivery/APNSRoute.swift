@@ -1,12 +1,14 @@
 import APNS
 import APNSCore
 
-/// Where one app's pushes go: the client (Apple's hosts, or the built-in emulator) and the
-/// app's credential.
-struct APNSRoute: Sendable {
-    let client: APNSClient
-    let credential: APNSCredential
-    let bundleID: String
-    /// True when the route is the in-process emulator (no Apple key configured).
-    let isEmulator: Bool
+/// Where one app's pushes go: the client (Apple's hosts, or an emulator) and the app's
+/// credential. Built by the composition root (`BeckonNode`), which decides per app.
+public struct APNSRoute: Sendable {
+    public let client: APNSClient
+    public let credential: APNSCredential
+
+    public init(client: APNSClient, credential: APNSCredential) {
+        self.client = client
+        self.credential = credential
+    }
 }

@@ -16,6 +16,8 @@ import ServiceLifecycle
 final class DeliveryDriver: Service, Sendable {
     let store: any BeckonStore
     let policies: [String: DeliveryPolicy]
+    /// Each app's bundle id: the topic its pushes are rendered for.
+    let bundleIDs: [String: String]
     let dispatcher: PushDispatcher
     let metrics: DeliveryMetrics
     let logger: Logger
@@ -43,12 +45,13 @@ final class DeliveryDriver: Service, Sendable {
     let plannerCacheLimit = 200_000
 
     init(
-        store: any BeckonStore, policies: [String: DeliveryPolicy], dispatcher: PushDispatcher, metrics: DeliveryMetrics,
+        store: any BeckonStore, policies: [String: DeliveryPolicy], bundleIDs: [String: String], dispatcher: PushDispatcher, metrics: DeliveryMetrics,
         tick: Duration = .seconds(1), logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
         sessionSeen: @escaping @Sendable (DeviceRef) async -> Bool
     ) {
         self.store = store
         self.policies = policies
+        self.bundleIDs = bundleIDs
         self.dispatcher = dispatcher
         self.metrics = metrics
         self.tick = tick
@@ -154,4 +157,8 @@ final class DeliveryDriver: Service, Sendable {
     }
 
     func policy(for appID: String) -> DeliveryPolicy { policies[appID] ?? DeliveryPolicy() }
+
+    /// Apps are declared in the configuration, so every device's app has one; an unknown app
+    /// renders for an empty topic, which APNs refuses (and the dispatcher has no route for it).
+    func bundleID(for appID: String) -> String { bundleIDs[appID] ?? "" }
 }

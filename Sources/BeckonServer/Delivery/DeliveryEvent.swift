@@ -3,7 +3,7 @@ import Foundation
 
 /// What the delivery driver hears from the rest of the server. Each becomes one or more
 /// `DevicePlanner` transitions.
-enum DeliveryEvent: Sendable {
+public enum DeliveryEvent: Sendable {
     /// A new (not duplicate) message is durable in these users' mailboxes.
     case messageAppended(Message, users: [UserRef])
     /// A sync session opened.

@@ -1,4 +1,6 @@
+import APNSCore
 import BeckonDelivery
+import BeckonProtocol
 import BeckonStore
 import Foundation
 
@@ -89,7 +91,7 @@ struct PlanningStep {
                 let planned = PlannedMessage(message, unreadCount: unreadCount)
                 for ref in devicesOfUser[user] ?? [] {
                     try transition(ref) { planner, device in
-                        planner.messageArrived(planned, device: PlannerDevice(device, contentKey: device.contentKey), now: now)
+                        planner.messageArrived(planned, device: PlannerDevice(device), now: now)
                     }
                 }
             }
@@ -108,14 +110,14 @@ struct PlanningStep {
             let unreadCount = try await unreadCount(of: user)
             for ref in devicesOfUser[user] ?? [] where ref != reader {
                 try transition(ref) { planner, device in
-                    planner.readElsewhere(messageIDs: ids, unreadCount: unreadCount, device: PlannerDevice(device, contentKey: device.contentKey), now: now)
+                    planner.readElsewhere(messageIDs: ids, unreadCount: unreadCount, device: PlannerDevice(device), now: now)
                 }
             }
         case .pushFailed(let ref, let pushID, _):
             try transition(ref) { planner, _ in planner.pushFailed(pushID: pushID, now: now) }
         case .deadline(let ref):
             try transition(ref) { planner, device in
-                planner.deadlineReached(device: PlannerDevice(device, contentKey: device.contentKey), now: now)
+                planner.deadlineReached(device: PlannerDevice(device), now: now)
             }
             // Saved even when nothing changed, so its stored deadline is rewritten (it may have
             // been computed under another policy) instead of coming due again every tick.
@@ -144,10 +146,20 @@ struct PlanningStep {
         for action in actions {
             switch action {
             case .send(let push):
-                guard let encoded = try? JSONEncoder().encode(push) else { continue }
+                // Rendered now, with Apple's limits checked once: the outbox keeps the request
+                // itself, and the dispatcher sends it as it is.
+                let rendered: APNSRenderedNotification
+                do {
+                    rendered = try push.rendered(bundleID: driver.bundleID(for: ref.appID))
+                } catch {
+                    driver.logger.error("a planned push does not fit APNs' rules; not sent", metadata: [
+                        "device": "\(ref)", "reason": "\(push.reason.rawValue)", "error": "\(error)",
+                    ])
+                    continue
+                }
                 batch.pushes.append(OutboxPush(
-                    id: push.id.uuidString.lowercased(), device: ref, tokenKind: push.token, reason: push.reason.rawValue,
-                    strategy: push.strategy.rawValue, push: encoded, messageCount: push.messageIDs.count, createdAt: now))
+                    device: ref, tokenKind: push.token, reason: push.reason, strategy: push.strategy,
+                    notification: rendered, messageCount: push.messageIDs.count, createdAt: now))
                 metrics.decided(push)
             case .wakeObserved(let pushID, let reason, let strategy, let latency):
                 batch.wakes.append(WakeOutcome(pushID: pushID.uuidString.lowercased(), latency: latency))

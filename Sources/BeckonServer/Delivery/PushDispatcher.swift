@@ -16,7 +16,7 @@ import NIOConcurrencyHelpers
 /// - `DeviceTokenNotForTopic`, `TopicDisallowed`: the device is flagged (`push_problem`) until it
 ///   registers again; retrying cannot help.
 /// - 429, 5xx, no answer: the client has retried already; the push is tried again later with
-///   backoff, up to `maximumAttempts`.
+///   `retry` (the same backoff-with-jitter policy type as the APNs client's own retries).
 ///
 /// Each app has its own limit of pushes in flight (a bulkhead): an app whose credential is broken
 /// or whose pushes hang cannot take the slots of the others.
@@ -26,49 +26,38 @@ final class PushDispatcher: Sendable {
     let metrics: DeliveryMetrics
     let logger: Logger
     let now: @Sendable () -> Date
-    /// Pushes in flight per app.
-    let perAppConcurrency: Int
-    /// Attempts before a push that keeps failing for transient reasons is given up.
-    let maximumAttempts = 8
+    /// Attempts of a push that keeps failing for transient reasons, and the wait between them.
+    let retry: APNSRetryPolicy
     /// Polling interval when nothing signals new pushes (another node's, retries falling due).
     let idlePoll: Duration
     /// Told about pushes that failed for good.
     private let onFinalFailure: NIOLockedValueBox<(@Sendable (DeviceRef, UUID) -> Void)?> = NIOLockedValueBox(nil)
 
-    private let state = NIOLockedValueBox(State())
+    private let queue: NIOLockedValueBox<OutboxQueueStateMachine>
     private let signals: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
-    /// Pushes of one app claimed and held here (queued or in flight) at most: twice its slots,
-    /// so a held push starts within two send deadlines (2 × 30 s), well inside its lease, and a
-    /// stuck app holds only its own share.
-    var perAppHoldLimit: Int { perAppConcurrency * 2 }
     /// How long a claim holds a push: if this process dies before recording its result, the push
     /// is due again after it and another attempt sends it (at least once, design rule 9).
     let lease: TimeInterval = 300
 
-    private struct State {
-        /// Claimed pushes waiting for a slot of their app, with their device as read at claim.
-        var queued: [String: [(OutboxPush, Device?)]] = [:]
-        var inFlight: [String: Int] = [:]
-        var held: [String: Int] = [:]
-        /// Held ids: a claim that comes back with one (its lease ran out while it waited) is not
-        /// queued a second time.
-        var heldIDs: Set<String> = []
-    }
-
     init(
         store: any BeckonStore, routes: [String: APNSRoute], metrics: DeliveryMetrics, logger: Logger,
-        perAppConcurrency: Int = 200, idlePoll: Duration = .seconds(1), now: @escaping @Sendable () -> Date = { Date() }
+        perAppConcurrency: Int = 200, retry: APNSRetryPolicy = PushDispatcher.defaultRetry, idlePoll: Duration = .seconds(1),
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
         self.routes = routes
         self.metrics = metrics
         self.logger = logger
-        self.perAppConcurrency = perAppConcurrency
+        self.queue = NIOLockedValueBox(OutboxQueueStateMachine(slots: perAppConcurrency))
+        self.retry = retry
         self.idlePoll = idlePoll
         self.now = now
         (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
+
+    /// 8 attempts, 5 s doubling to 10 minutes, jittered: about 20 minutes before giving up.
+    static let defaultRetry = APNSRetryPolicy(maximumAttempts: 8, backoff: APNSBackoff(base: 5, cap: 600))
 
     func onFinalFailure(_ body: @escaping @Sendable (DeviceRef, UUID) -> Void) {
         onFinalFailure.withLockedValue { $0 = body }
@@ -105,8 +94,8 @@ final class PushDispatcher: Sendable {
                 } catch {
                     logger.error("claiming pushes from the outbox failed", metadata: ["error": "\(error)"])
                 }
-                for (push, device) in takeStartable() {
-                    group.addTask { await self.send(push, to: device) }
+                for item in takeStartable() {
+                    group.addTask { await self.send(item.push, to: item.device) }
                 }
             }
         }
@@ -115,46 +104,23 @@ final class PushDispatcher: Sendable {
     /// Claims, app by app (the bulkhead), as many due pushes as the app may still hold.
     private func claimWhileRoom() async throws {
         for app in routes.keys.sorted() {
-            let room = state.withLockedValue { perAppHoldLimit - $0.held[app, default: 0] }
-            // Claim in pages of at least half the limit, not one slot at a time: each claim is a
-            // write, and its slots' worth of sends is still queued meanwhile.
-            guard room >= perAppHoldLimit / 2 else { continue }
+            guard let size = queue.withLockedValue({ $0.claimSize(for: app) }) else { continue }
             let claimed = try await store.claimPushes(
-                appID: app, before: now(), limit: room, leaseUntil: now().addingTimeInterval(lease))
+                appID: app, before: now(), limit: size, leaseUntil: now().addingTimeInterval(lease))
             guard !claimed.isEmpty else { continue }
             // The devices' current tokens, in one read for the page.
             let devices = try await store.devices(Array(Set(claimed.map(\.device))))
-            state.withLockedValue { state in
-                for push in claimed where state.heldIDs.insert(push.id).inserted {
-                    state.queued[app, default: []].append((push, devices[push.device]))
-                    state.held[app, default: 0] += 1
-                }
-            }
+            let items = claimed.map { OutboxQueueStateMachine.Item(push: $0, device: devices[$0.device]) }
+            queue.withLockedValue { $0.claimed(items) }
         }
     }
 
-    /// The queued pushes that fit their app's free slots (the bulkhead), marked in flight.
-    private func takeStartable() -> [(OutboxPush, Device?)] {
-        state.withLockedValue { state in
-            var startable: [(OutboxPush, Device?)] = []
-            for (app, queue) in state.queued {
-                let free = perAppConcurrency - state.inFlight[app, default: 0]
-                guard free > 0, !queue.isEmpty else { continue }
-                let taken = queue.prefix(free)
-                startable += taken
-                state.queued[app] = Array(queue.dropFirst(taken.count))
-                state.inFlight[app, default: 0] += taken.count
-            }
-            return startable
-        }
+    private func takeStartable() -> [OutboxQueueStateMachine.Item] {
+        queue.withLockedValue { $0.takeStartable() }
     }
 
     private func release(_ push: OutboxPush) {
-        state.withLockedValue { state in
-            state.inFlight[push.device.appID, default: 1] -= 1
-            state.held[push.device.appID, default: 1] -= 1
-            state.heldIDs.remove(push.id)
-        }
+        queue.withLockedValue { $0.finished(push) }
         signal.yield()  // A slot is free: queued pushes can go, and more can be claimed.
     }
 
@@ -185,22 +151,10 @@ final class PushDispatcher: Sendable {
         // APNs said the token is not for this topic: asking again cannot help until the device
         // registers again (which clears the flag).
         if let problem = device.pushProblem { return .failed(status: 0, reason: problem, at: now()) }
-        let push: PlannedPush
-        do {
-            push = try JSONDecoder().decode(PlannedPush.self, from: outbox.push)
-        } catch {
-            return .failed(status: 0, reason: "Undecodable", at: now())
-        }
-        guard let hex = device.token(push.token), let token = try? APNSDeviceToken(hex: hex) else {
+        guard let hex = device.token(outbox.tokenKind), let token = try? APNSDeviceToken(hex: hex) else {
             return .failed(status: 0, reason: "NoToken", at: now())
         }
-        let request: APNSRequest
-        do {
-            request = try push.request(to: token, bundleID: route.bundleID)
-        } catch {
-            logger.error("a planned push does not fit APNs' rules", metadata: ["push": "\(outbox.id)", "error": "\(error)"])
-            return .failed(status: 0, reason: "InvalidPayload", at: now())
-        }
+        let request = APNSRequest(outbox.notification, to: token)
         let environment = APNSEnvironment(device.environment)
         do {
             let response = try await route.client.send(request, environment: environment, credential: route.credential)
@@ -246,10 +200,11 @@ final class PushDispatcher: Sendable {
         }
     }
 
-    /// Exponential backoff from 5 s, capped at 10 minutes; then failed for good.
+    /// Tried again after `retry`'s backoff; failed for good once its attempts are used up.
     private func retryLater(_ push: OutboxPush, status: Int, reason: String?) -> PushAttemptResult {
-        guard push.attempts + 1 < maximumAttempts else { return .failed(status: status, reason: reason, at: now()) }
-        let delay = min(600, 5 * pow(2, Double(push.attempts)))
+        guard let delay = retry.delay(afterAttempts: push.attempts + 1) else {
+            return .failed(status: status, reason: reason, at: now())
+        }
         return .retry(status: status, reason: reason, nextAttempt: now().addingTimeInterval(delay))
     }
 }

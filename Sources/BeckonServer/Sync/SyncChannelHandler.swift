@@ -1,3 +1,4 @@
+import BeckonProtocol
 import NIOCore
 import NIOWebSocket
 
@@ -105,7 +106,7 @@ final class SyncChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 session.close(.tooMany, reason: "too many frames", end: .overloaded)
             }
         } else {
-            session.invalidFrame(.init(code: "malformed_frame", message: "frames are JSON in text messages"))
+            session.invalidFrame(SyncFrameError(.malformedFrame, "frames are JSON in text messages"))
         }
     }
 

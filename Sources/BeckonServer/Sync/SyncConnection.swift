@@ -1,3 +1,4 @@
+import BeckonProtocol
 import BeckonStore
 import Foundation
 import Logging
@@ -86,7 +87,8 @@ enum SyncConnection {
                         unflushed = true
                         if case .message = frame { hub.metrics.messagesSent.increment() }
                     case .loadLastSequence:
-                        actions += machine.started(lastSequence: try await store.lastSequence(of: user))
+                        let lastSequence = try await store.lastSequence(of: user)
+                        actions += machine.started(lastSequence: lastSequence, badge: try await store.unreadCount(of: user))
                     case .fetch(let after, let limit):
                         actions += machine.fetched(try await store.messages(for: user, after: after, limit: limit))
                     case .storeAck(let upTo):

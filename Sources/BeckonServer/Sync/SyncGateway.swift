@@ -1,3 +1,4 @@
+import BeckonProtocol
 import BeckonStore
 import Foundation
 import Hummingbird
@@ -88,22 +89,22 @@ public struct SyncGateway: Sendable {
     }
 
     static let path = "/v1/sync"
-    static let subprotocol = "beckon.v1"
+    static let subprotocol = SyncProtocol.subprotocol
 
     /// Decides an upgrade request, before the upgrade: the device credential (401 with the API's
-    /// usual error body, as `BeckonAPI.authenticateDevice` answers), then the device's connect
-    /// rate (429 with `Retry-After`). An upgrade to another path is 404.
+    /// usual error body, the same `Authenticator` as the API's), then the device's connect rate
+    /// (429 with `Retry-After`). An upgrade to another path is 404.
     func decide(_ head: HTTPRequestHead) async -> SyncUpgradeDecision {
         guard head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) == Self.path else {
             return .refuse(.notFound("only \(Self.path) is a WebSocket"))
         }
         guard head.method == .GET else {
-            return .refuse(APIError(status: .methodNotAllowed, code: "method_not_allowed", message: "\(Self.path) takes GET"))
+            return .refuse(APIError(status: .methodNotAllowed, code: .methodNotAllowed, message: "\(Self.path) takes GET"))
         }
         let device: Device
         do {
             let request = Request(head: try HTTPRequest(head, secure: false, splitCookie: false), body: .init(buffer: ByteBuffer()))
-            device = try await api.authenticateDevice(request)
+            device = try await api.auth.device(request.headers[.authorization])
             try connectRate?.take(device.ref.description, now: now())
         } catch let error as APIError {
             return .refuse(error)
@@ -111,7 +112,7 @@ public struct SyncGateway: Sendable {
             return .refuse(APIError(error))
         } catch {
             logger.error("sync upgrade failed", metadata: ["error": "\(String(reflecting: error))"])
-            return .refuse(APIError(status: .internalServerError, code: "internal", message: "internal error"))
+            return .refuse(APIError(status: .internalServerError, code: .internalError, message: "internal error"))
         }
         // Answer the subprotocol if the device asked for it (RFC 6455 §4.2.2); a device that
         // names none is served all the same.

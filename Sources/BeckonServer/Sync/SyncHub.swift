@@ -1,9 +1,10 @@
+import BeckonProtocol
 import BeckonStore
 import Foundation
 import Logging
 import Metrics
 import ServiceLifecycle
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// What the rest of the server knows of a device's sync sessions (issue 4, point 5): whether it
 /// is connected, since when, its last ack, and how its last session ended. The delivery planner
@@ -38,7 +39,7 @@ public struct SyncPresence: Sendable, Equatable {
 final class SyncSessionHandle: Sendable {
     enum Event: Sendable {
         case frame(String)
-        case invalidFrame(SyncProtocolViolation)
+        case invalidFrame(SyncFrameError)
         case newMessages
         case readElsewhere(ids: [String], badge: Int)
         case close(SyncCloseCode, reason: String, end: SyncSessionEnd)
@@ -65,7 +66,7 @@ final class SyncSessionHandle: Sendable {
     let connectedAt: Date
     private let hub: SyncHub
     private let logger: Logger
-    private let inbox = Mutex(Inbox())
+    private let inbox = NIOLockedValueBox(Inbox())
 
     init(id: String, device: Device, connectedAt: Date, hub: SyncHub, logger: Logger) {
         self.id = id
@@ -82,7 +83,7 @@ final class SyncSessionHandle: Sendable {
     func start(_ driver: SyncConnection.Driver) {
         Task.detached {
             let registered = await self.hub.register(self)
-            let driver: SyncConnection.Driver? = self.inbox.withLock { inbox in
+            let driver: SyncConnection.Driver? = self.inbox.withLockedValue { inbox in
                 if !registered {
                     inbox.events = [.close(.goingAway, reason: "server shutting down", end: .shutdown)]
                     inbox.framesQueued = 0
@@ -130,7 +131,7 @@ final class SyncSessionHandle: Sendable {
         return accepted
     }
 
-    func invalidFrame(_ violation: SyncProtocolViolation) { post(.invalidFrame(violation)) }
+    func invalidFrame(_ violation: SyncFrameError) { post(.invalidFrame(violation)) }
 
     /// The connection ended (the device closed, the connection dropped, or the session was
     /// closed and the device answered or timed out).
@@ -146,7 +147,7 @@ final class SyncSessionHandle: Sendable {
     /// Runs `enqueue` on the inbox unless the session is closed; if it queued something and no
     /// task is processing events, starts one.
     private func post(_ enqueue: (inout Inbox) -> Bool) {
-        let driver: SyncConnection.Driver? = inbox.withLock { inbox in
+        let driver: SyncConnection.Driver? = inbox.withLockedValue { inbox in
             guard !inbox.closed, enqueue(&inbox) else { return nil }
             let driver = inbox.driver
             inbox.driver = nil
@@ -165,7 +166,7 @@ final class SyncSessionHandle: Sendable {
     private func process(_ driver: SyncConnection.Driver) async {
         var driver = driver
         while true {
-            let next: Event? = inbox.withLock { inbox in
+            let next: Event? = inbox.withLockedValue { inbox in
                 guard !inbox.events.isEmpty else {
                     inbox.driver = driver
                     return nil
@@ -191,7 +192,7 @@ final class SyncSessionHandle: Sendable {
     /// The close frame is out (or the connection is gone); `SyncChannelHandler` closes the
     /// connection when the device answers or after the close timeout.
     private func finish(_ end: SyncSessionEnd) async {
-        inbox.withLock { inbox in
+        inbox.withLockedValue { inbox in
             inbox.closed = true
             inbox.events = []
         }
@@ -215,7 +216,7 @@ public actor SyncHub: Service {
     private var shuttingDown = false
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     private let now: @Sendable () -> Date
-    private let observers = Mutex<[@Sendable (DeliveryEvent) -> Void]>([])
+    private let observers = NIOLockedValueBox<[@Sendable (DeliveryEvent) -> Void]>([])
     let metrics: SyncMetrics
 
     /// - Parameter metricsFactory: where `beckon_sync_*` go; the process-wide factory
@@ -232,12 +233,12 @@ public actor SyncHub: Service {
 
     /// Calls `observer` with every session event (connected, disconnected, acknowledged, read):
     /// the delivery planner's input. Observers must not block; they run on the hub.
-    nonisolated func observe(_ observer: @escaping @Sendable (DeliveryEvent) -> Void) {
-        observers.withLock { $0.append(observer) }
+    public nonisolated func observe(_ observer: @escaping @Sendable (DeliveryEvent) -> Void) {
+        observers.withLockedValue { $0.append(observer) }
     }
 
     private func emit(_ event: DeliveryEvent) {
-        for observer in observers.withLock({ $0 }) { observer(event) }
+        for observer in observers.withLockedValue({ $0 }) { observer(event) }
     }
 
     /// How many sessions are live.

@@ -1,3 +1,4 @@
+import BeckonProtocol
 import NIOCore
 import NIOWebSocket
 

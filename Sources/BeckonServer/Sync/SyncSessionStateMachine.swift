@@ -1,16 +1,5 @@
+import BeckonProtocol
 import BeckonStore
-
-/// WebSocket close codes of the sync protocol (docs/sync-protocol.md, "Closing").
-public enum SyncCloseCode: UInt16, Sendable {
-    case normal = 1000
-    case goingAway = 1001
-    /// The server failed (the store could not be read or written); reconnect with backoff.
-    case internalError = 1011
-    case replaced = 4001
-    case revoked = 4003
-    case protocolError = 4008
-    case tooMany = 4029
-}
 
 /// How a session ended, as presence records it.
 public enum SyncSessionEnd: String, Sendable, Codable, CaseIterable {
@@ -88,8 +77,6 @@ struct SyncSessionStateMachine: Sendable {
         case closing(SyncSessionEnd)
     }
 
-    static let version: Int64 = 1
-
     let sessionID: String
     let limits: Limits
     private(set) var state: State = .awaitingHello
@@ -107,26 +94,26 @@ struct SyncSessionStateMachine: Sendable {
         switch (state, frame) {
         case (.closing, _):
             return []
-        case (.awaitingHello, .hello(let version, let cursor, let window)):
-            guard version == Self.version else {
-                return violation("unsupported_version", "version \(version) is not supported; this server speaks 1")
+        case (.awaitingHello, .hello(let version, _, let cursor, let window)):
+            guard version == SyncProtocol.version else {
+                return violation(.unsupportedVersion, "version \(version) is not supported; this server speaks \(SyncProtocol.version)")
             }
-            guard cursor >= 0 else { return violation("invalid_field", "cursor: must not be negative") }
-            if let window, window < 1 { return violation("invalid_field", "window: must be at least 1") }
+            guard cursor >= 0 else { return violation(.invalidField, "cursor: must not be negative") }
+            if let window, window < 1 { return violation(.invalidField, "window: must be at least 1") }
             let granted = Int(min(window ?? Int64(limits.defaultWindow), Int64(limits.maximumWindow)))
             state = .starting(cursor: cursor, window: granted)
             return [.loadLastSequence]
         case (.awaitingHello, _):
-            return violation("unexpected_frame", "the first frame must be hello")
+            return violation(.unexpectedFrame, "the first frame must be hello")
         case (_, .hello):
-            return violation("unexpected_frame", "hello was already sent")
+            return violation(.unexpectedFrame, "hello was already sent")
         case (.starting, _):
             // The driver feeds `started` before it reads the next frame, so this cannot happen;
             // refuse rather than guess.
-            return violation("unexpected_frame", "the session is not started yet")
+            return violation(.unexpectedFrame, "the session is not started yet")
         case (.streaming(var streaming), .ack(let upTo)):
             guard upTo <= streaming.sentUpTo else {
-                return violation("ack_beyond_sent", "upTo: \(upTo) is above the last sequence sent (\(streaming.sentUpTo))")
+                return violation(.ackBeyondSent, "upTo: \(upTo) is above the last sequence sent (\(streaming.sentUpTo))")
             }
             // Cumulative and never backwards: a stale ack changes nothing.
             guard upTo > streaming.ackedUpTo else { return [] }
@@ -147,21 +134,23 @@ struct SyncSessionStateMachine: Sendable {
     }
 
     /// A frame that could not be parsed.
-    mutating func receiveInvalid(_ violation: SyncProtocolViolation) -> [Action] {
+    mutating func receiveInvalid(_ violation: SyncFrameError) -> [Action] {
         if isClosing { return [] }
         return self.violation(violation.code, violation.message)
     }
 
     // MARK: Results of store reads
 
-    mutating func started(lastSequence: Int64) -> [Action] {
+    /// - Parameter badge: the user's unread count, told in `welcome`.
+    mutating func started(lastSequence: Int64, badge: Int) -> [Action] {
         guard case .starting(let cursor, let window) = state else { return [] }
         guard cursor <= lastSequence else {
-            return violation("cursor_ahead", "cursor: \(cursor) is past the mailbox's last sequence (\(lastSequence))")
+            return violation(.cursorAhead, "cursor: \(cursor) is past the mailbox's last sequence (\(lastSequence))")
         }
         var streaming = Streaming(window: window, sentUpTo: cursor, ackedUpTo: cursor)
         var actions: [Action] = [
-            .send(.welcome(version: Int(Self.version), sessionID: sessionID, lastSequence: lastSequence, window: window))
+            .send(.welcome(
+                version: SyncProtocol.version, sessionID: sessionID, lastSequence: lastSequence, window: window, badge: badge))
         ]
         // The hello cursor is what the device has durably stored: an ack in all but name.
         if cursor > 0 { actions.append(.storeAck(upTo: cursor)) }
@@ -176,7 +165,7 @@ struct SyncSessionStateMachine: Sendable {
         streaming.fetchLimit = nil
         var actions: [Action] = []
         for entry in entries where entry.sequence > streaming.sentUpTo && streaming.inFlight.count < streaming.window {
-            actions.append(.send(.message(entry)))
+            actions.append(.send(.message(SyncMessage(entry))))
             streaming.inFlight.append(entry.sequence)
             streaming.sentUpTo = entry.sequence
         }
@@ -224,9 +213,9 @@ struct SyncSessionStateMachine: Sendable {
 
     // MARK: Helpers
 
-    private mutating func violation(_ code: String, _ message: String) -> [Action] {
+    private mutating func violation(_ code: BeckonErrorCode, _ message: String) -> [Action] {
         state = .closing(.protocolError)
-        return [.send(.error(code: code, message: message)), .close(.protocolError, reason: code, end: .protocolError)]
+        return [.send(.error(code: code, message: message)), .close(.protocolError, reason: code.rawValue, end: .protocolError)]
     }
 
     private static func fetchIfPossible(_ streaming: inout Streaming) -> [Action] {
@@ -235,5 +224,15 @@ struct SyncSessionStateMachine: Sendable {
         streaming.fetchLimit = room
         streaming.wokenDuringFetch = false
         return [.fetch(after: streaming.sentUpTo, limit: room)]
+    }
+}
+
+extension SyncMessage {
+    /// A mailbox entry as its `message` frame carries it.
+    init(_ entry: MailboxEntry) {
+        let message = entry.message
+        self.init(
+            sequence: entry.sequence, id: message.id, kind: message.kind, payload: Array(message.payload),
+            createdAt: message.createdAt, expiresAt: message.expiresAt, read: entry.read)
     }
 }

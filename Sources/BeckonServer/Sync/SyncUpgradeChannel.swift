@@ -1,3 +1,4 @@
+import BeckonProtocol
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -120,7 +121,7 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     /// Answers a refused upgrade with the API's error body, then closes the connection.
     private func refuse(_ http: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, with error: APIError, logger: Logger) async {
         // The body APIErrorMiddleware gives every API error.
-        let body = ByteBuffer(bytes: APIJSON.encode(APIErrorMiddleware<BasicRequestContext>.ErrorBody(error: .init(code: error.code, message: error.message))))
+        let body = ByteBuffer(bytes: error.body)
         var headers = error.headers
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.contentLength] = String(body.readableBytes)

@@ -1,4 +1,4 @@
-/// How an app's devices are told about a new message (DESIGN.md, "Delivery strategies").
+/// How an app's devices are told about a new message (docs/design.md, "Delivery strategies").
 ///
 /// The app picks one; `DeliveryPolicy.effectiveStrategy(for:)` lowers it per device to what the
 /// device's declared capabilities can actually carry out.

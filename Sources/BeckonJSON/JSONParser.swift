@@ -1,24 +1,24 @@
-/// A strict RFC 8259 parser from bytes to `JSONValue`, for request bodies.
+/// A strict RFC 8259 parser from bytes to `JSONValue`: request bodies, sync frames, control API.
 ///
 /// Why not `JSONDecoder`: decoding an untyped value through `Decodable` means guessing each
 /// value's type by trying them in turn, every miss costing a thrown error; in profiles of
 /// `POST /v1/messages` that was the largest single cost. This reads each byte once, keeps
-/// integers apart from other numbers (Int64 when exact), and refuses what JSON refuses:
+/// integers apart from other numbers (`int` when exact), and refuses what JSON refuses:
 /// trailing commas, comments, leading zeros, unescaped control characters, lone surrogates.
-struct JSONParser {
+public struct JSONParser {
     /// Deeper nesting is refused: it would only serve to exhaust the stack.
-    static let maximumDepth = 64
+    public static let maximumDepth = 64
 
-    struct Failure: Error, Equatable, CustomStringConvertible {
-        var offset: Int
-        var reason: String
-        var description: String { "\(reason) at byte \(offset)" }
+    public struct Failure: Error, Equatable, CustomStringConvertible {
+        public var offset: Int
+        public var reason: String
+        public var description: String { "\(reason) at byte \(offset)" }
     }
 
     private let bytes: [UInt8]
     private var index = 0
 
-    static func parse(_ bytes: some Collection<UInt8>) throws(Failure) -> JSONValue {
+    public static func parse(_ bytes: some Collection<UInt8>) throws(Failure) -> JSONValue {
         var parser = JSONParser(bytes: Array(bytes))
         parser.skipWhitespace()
         let value = try parser.value(depth: 0)
@@ -223,9 +223,9 @@ struct JSONParser {
             skipDigits()
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        if integral, let integer = Int64(text) { return .integer(integer) }
+        if integral, let integer = Int(text) { return .int(integer) }
         guard let number = Double(text), number.isFinite else { throw Failure(offset: start, reason: "number out of range") }
-        return .number(number)
+        return .double(number)
     }
 
     private mutating func skipDigits() {

@@ -1,4 +1,5 @@
 import Crypto
+import BeckonProtocol
 import Foundation
 
 /// Seals alert content for one device with AES-256-GCM, and opens it again (the client SDK's

@@ -37,7 +37,10 @@ public struct JSONWriter {
         }
     }
 
-    public mutating func value(_ json: APNSJSON) {
+    /// Splices bytes that already are one JSON value (a stored payload), unchecked.
+    public mutating func raw(_ json: some Collection<UInt8>) { separate(); bytes.append(contentsOf: json) }
+
+    public mutating func value(_ json: JSONValue) {
         switch json {
         case .null: null()
         case .bool(let value): bool(value)
@@ -61,6 +64,7 @@ public struct JSONWriter {
     // Convenience for optional members: absent values are simply not written.
     public mutating func member(_ name: String, _ value: String?) { if let value { key(name); string(value) } }
     public mutating func member(_ name: String, _ value: Int?) { if let value { key(name); int(value) } }
+    public mutating func member(_ name: String, _ value: Bool?) { if let value { key(name); bool(value) } }
     public mutating func member(_ name: String, _ value: Double?) { if let value { key(name); double(value) } }
     public mutating func member(_ name: String, _ value: [String]?) {
         guard let value else { return }
@@ -77,13 +81,13 @@ public struct JSONWriter {
     }
 
     /// The exact number of bytes `appendString` writes for `text`, quotes included.
-    static func encodedLength(of text: Substring) -> Int {
+    public static func encodedLength(of text: Substring) -> Int {
         var length = 2
         for byte in text.utf8 { length += escapedLength(byte) }
         return length
     }
 
-    static func escapedLength(_ byte: UInt8) -> Int {
+    public static func escapedLength(_ byte: UInt8) -> Int {
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x08, 0x0C, 0x0A, 0x0D, 0x09: 2
         case 0..<0x20: 6
@@ -91,7 +95,7 @@ public struct JSONWriter {
         }
     }
 
-    static func appendString(_ text: String, to bytes: inout [UInt8]) {
+    public static func appendString(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         // Most text needs no escapes: copy it in one go instead of byte by byte.
         let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in

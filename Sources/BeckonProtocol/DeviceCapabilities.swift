@@ -1,5 +1,5 @@
 /// What the app on this device can do with a push; the delivery planner picks a strategy from it
-/// (DESIGN.md, "Delivery strategies").
+/// (docs/design.md, "Delivery strategies").
 public struct DeviceCapabilities: Hashable, Sendable, Codable {
     /// The app ships a notification service extension, so an alert with `mutable-content: 1` can
     /// be rewritten on the device (Linphone, Signal, Element).

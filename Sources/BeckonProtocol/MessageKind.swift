@@ -1,4 +1,4 @@
-/// What a message is for; the delivery planner pushes each kind differently (DESIGN.md).
+/// What a message is for; the delivery planner pushes each kind differently (docs/design.md, "Message kinds and urgency").
 public enum MessageKind: String, Hashable, Sendable, Codable, CaseIterable {
     /// Something the user reads: chat text, mail. Counts as unread.
     case message

@@ -1,0 +1,83 @@
+import APNS
+import APNSEmulator
+import BeckonServer
+import BeckonStore
+import Logging
+import Metrics
+import Prometheus
+import ServiceLifecycle
+
+/// One Beckon node, assembled: the composition root of `beckon serve`. Every part that needs
+/// another is wired here and nowhere else:
+///
+/// - APNs routes: Apple's hosts for apps with a key, the built-in emulator for the others;
+/// - delivery (planner and dispatcher) over those routes, asking the hub for presence;
+/// - the sync hub's session events and the API's new messages → delivery's event sink;
+/// - the HTTP listener (API and sync gateway) over the store and the hub.
+///
+/// Run it in a `ServiceGroup`: on graceful shutdown the sessions close first (1001), then the
+/// listener drains, then delivery plans the last events and stops.
+public struct BeckonNode: Service {
+    public let hub: SyncHub
+    public let delivery: DeliveryService
+    /// The in-process emulator, when an app has no Apple key (tests and `beckon simulate` read it).
+    public let emulator: APNSEmulator?
+    let http: BeckonService
+    let logger: Logger
+
+    /// - Parameters:
+    ///   - tick: how often due planner deadlines and the outbox are polled.
+    ///   - onServerRunning: called with the bound port once listening (tests listen on port 0).
+    public static func assemble(
+        configuration: BeckonServerConfiguration, store: any BeckonStore, metrics: PrometheusCollectorRegistry,
+        logger: Logger, tick: Duration = .seconds(1), perAppConcurrency: Int = 200,
+        metricsFactory: (any MetricsFactory)? = nil, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws -> BeckonNode {
+        let factory = metricsFactory ?? MetricsSystem.factory
+        let hub = SyncHub(metricsFactory: metricsFactory)
+
+        var routes: [String: APNSRoute] = [:]
+        var clients: [APNSClient] = []
+        let withKeys = configuration.apps.filter { $0.apnsKeyPath != nil }
+        if !withKeys.isEmpty {
+            let apple = APNSClient(configuration: .init(), logger: Logger(label: "beckon.apns"), metricsFactory: factory)
+            clients.append(apple)
+            for app in withKeys {
+                let key = try APNSSigningKey(teamID: app.teamID, keyID: app.apnsKeyID!, pemFile: app.apnsKeyPath!)
+                routes[app.id] = APNSRoute(client: apple, credential: .token(APNSProviderTokenSource(key: key)))
+            }
+        }
+        var emulator: APNSEmulator?
+        let withoutKeys = configuration.apps.filter { $0.apnsKeyPath == nil }
+        if !withoutKeys.isEmpty {
+            let builtIn = try await BuiltInEmulator.start(
+                apps: withoutKeys, configuration: configuration, metricsFactory: factory, logger: logger)
+            emulator = builtIn.emulator
+            clients.append(builtIn.client)
+            routes.merge(builtIn.routes) { $1 }
+        }
+
+        let delivery = DeliveryService(
+            configuration: configuration, store: store, routes: routes, clients: clients, tick: tick,
+            perAppConcurrency: perAppConcurrency, metricsFactory: factory,
+            sessionSeen: { await hub.presence(of: $0) != nil })
+        let events = delivery.events
+        hub.observe { events.submit($0) }
+        let http = try BeckonHTTPServer.application(
+            configuration: configuration, store: store, metrics: metrics, hub: hub, events: events, logger: logger,
+            onServerRunning: onServerRunning)
+        return BeckonNode(hub: hub, delivery: delivery, emulator: emulator, http: http, logger: logger)
+    }
+
+    public func run() async throws {
+        // Shut down in reverse order: the listener and its sessions first, then delivery, so
+        // the events of the last sessions are still planned; the emulator last.
+        let group = ServiceGroup(configuration: .init(services: [delivery, http], logger: logger))
+        try await withGracefulShutdownHandler {
+            try await group.run()
+        } onGracefulShutdown: {
+            Task { await group.triggerGracefulShutdown() }
+        }
+        try await emulator?.shutdown()
+    }
+}
