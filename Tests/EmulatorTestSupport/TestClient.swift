@@ -30,19 +30,19 @@ public final class TestClient: Sendable {
             tls.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem))
         }
         let context = try NIOSSLContext(configuration: tls)
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelInitializer { channel in
+        // The handler is taken as it is installed: looked up later, it may already be gone with
+        // a connection the server closed quickly (an idle timeout under a loaded test run).
+        let (channel, handler) = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: emulator.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let ssl = try NIOSSLClientHandler(context: context, serverHostname: "localhost")
+                    let frames = ClientFrameHandler(burst: burst)
                     try channel.pipeline.syncOperations.addHandler(ssl)
                     try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .client))
-                    try channel.pipeline.syncOperations.addHandler(ClientFrameHandler(burst: burst))
+                    try channel.pipeline.syncOperations.addHandler(frames)
+                    return (channel, NIOLoopBound(frames, eventLoop: channel.eventLoop))
                 }
             }
-            .connect(host: "127.0.0.1", port: emulator.port).get()
-        let handler = try await channel.eventLoop.submit {
-            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: ClientFrameHandler.self), eventLoop: channel.eventLoop)
-        }.get()
         return TestClient(channel: channel, handler: handler)
     }
 
