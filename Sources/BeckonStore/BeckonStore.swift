@@ -82,6 +82,9 @@ public protocol BeckonStore: Sendable {
     func message(appID: String, id: String) async throws -> Message?
     /// The last sequence number assigned in the user's mailbox (0 if none).
     func lastSequence(of user: UserRef) async throws -> Int64
+    /// The ids of read messages among the user's `window` newest up to `sequence` (a device
+    /// resuming at that cursor may still show their notifications), newest first.
+    func readMessageIDs(for user: UserRef, upTo sequence: Int64, window: Int) async throws -> [String]
 
     // MARK: Cursors and read state
 

@@ -124,6 +124,40 @@ import Testing
         }
     }
 
+    @Test func aDeviceThatAlreadyHadTheMessagesIsToldWhichWereReadAfterWelcome() async throws {
+        try await SyncTestServer.with { server in
+            let phone = try await server.device(user: "alice", device: "phone")
+            let tablet = try await server.device(user: "alice", device: "tablet")
+            let first = try await server.post(to: ["alice"], text: "one")
+            try await server.post(to: ["alice"], text: "two")
+            // The tablet stores both (and may show their notifications), then goes away.
+            let away = try await server.connect(tablet)
+            _ = try await away.hello(cursor: 0)
+            #expect(try await away.messages(2) == [1, 2])
+            try await away.send(#"{"type":"ack","upTo":2}"#)
+            try await away.send(#"{"type":"bye"}"#)
+            _ = try await away.closeCode()
+            // Meanwhile the phone reads the first.
+            let a = try await server.connect(phone)
+            _ = try await a.hello(cursor: 0)
+            _ = try await a.messages(2)
+            try await a.send(#"{"type":"read","ids":["\#(first)"]}"#)
+            try await a.roundTrip()
+            // The tablet resumes at its cursor: nothing new to send, but it must learn the read.
+            let back = try await server.connect(tablet)
+            let welcome = try await back.hello(cursor: 2)
+            #expect(welcome["badge"]?.number == 1)
+            let told = try await back.next()
+            #expect(told["type"]?.string == "readElsewhere")
+            #expect(told["ids"] == .array([.string(first)]))
+            #expect(told["badge"]?.number == 1)
+            for client in [a, back] {
+                try await client.send(#"{"type":"bye"}"#)
+                _ = try await client.closeCode()
+            }
+        }
+    }
+
     @Test func readOnOneDeviceIsReadElsewhereOnTheOthers() async throws {
         try await SyncTestServer.with { server in
             let phone = try await server.device(user: "alice", device: "phone")

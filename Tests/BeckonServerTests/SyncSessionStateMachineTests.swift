@@ -34,7 +34,7 @@ import Testing
     {
         var machine = machine(maxWindow: maxWindow)
         #expect(machine.receive(.hello(version: 2, role: .app, cursor: cursor, window: window)) == [.register(.app)])
-        #expect(machine.registered(.accepted) == [.loadLastSequence])
+        #expect(machine.registered(.accepted) == [.loadStart(cursor: cursor)])
         let actions = machine.started(lastSequence: last, badge: 0)
         return (machine, actions)
     }
@@ -45,6 +45,18 @@ import Testing
             .send(.welcome(version: 2, sessionID: "s1", lastSequence: 10, window: 5, badge: 0)),
             .storeAck(upTo: 3),
             .fetch(after: 3, limit: 5),
+        ])
+    }
+
+    @Test func messagesReadWhileAwayAreToldAfterWelcome() {
+        var machine = Self.machine()
+        _ = machine.receive(.hello(version: 2, role: .app, cursor: 4, window: nil))
+        _ = machine.registered(.accepted)
+        let actions = machine.started(lastSequence: 4, badge: 1, readUpToCursor: ["m4", "m2"])
+        #expect(actions == [
+            .send(.welcome(version: 2, sessionID: "s1", lastSequence: 4, window: 100, badge: 1)),
+            .send(.readElsewhere(ids: ["m4", "m2"], badge: 1)),
+            .storeAck(upTo: 4),
         ])
     }
 

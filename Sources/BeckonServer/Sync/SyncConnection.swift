@@ -92,9 +92,12 @@ enum SyncConnection {
                         if case .message = frame { hub.metrics.messagesSent.increment() }
                     case .register(let role):
                         actions += machine.registered(await hub.register(session, role: role))
-                    case .loadLastSequence:
+                    case .loadStart(let cursor):
                         let lastSequence = try await store.lastSequence(of: user)
-                        actions += machine.started(lastSequence: lastSequence, badge: try await store.unreadCount(of: user))
+                        let badge = try await store.unreadCount(of: user)
+                        let read = try await store.readMessageIDs(
+                            for: user, upTo: min(cursor, lastSequence), window: SyncProtocol.maximumReadIDs)
+                        actions += machine.started(lastSequence: lastSequence, badge: badge, readUpToCursor: read)
                     case .fetch(let after, let limit):
                         actions += machine.fetched(try await store.messages(for: user, after: after, limit: limit))
                     case .storeAck(let upTo):
@@ -133,7 +136,7 @@ extension SyncSessionStateMachine.Action {
     fileprivate var waits: Bool {
         switch self {
         case .send, .close: false
-        case .register, .loadLastSequence, .fetch, .storeAck, .markRead: true
+        case .register, .loadStart, .fetch, .storeAck, .markRead: true
         }
     }
 }

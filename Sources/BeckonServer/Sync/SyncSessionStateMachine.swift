@@ -46,8 +46,9 @@ struct SyncSessionStateMachine: Sendable {
         case send(SyncServerFrame)
         /// Take the device's slot for this role in the hub and feed `registered(_:)`.
         case register(SyncRole)
-        /// Read the user's last sequence and feed `started(lastSequence:)`.
-        case loadLastSequence
+        /// Read the user's last sequence, unread count and the read messages up to `cursor`, and
+        /// feed `started(lastSequence:badge:readUpToCursor:)`.
+        case loadStart(cursor: Int64)
         /// Read at most `limit` mailbox entries after `after` and feed `fetched(_:)`.
         case fetch(after: Int64, limit: Int)
         /// Record a cumulative ack in the store (and in presence).
@@ -153,15 +154,18 @@ struct SyncSessionStateMachine: Sendable {
         switch registration {
         case .accepted:
             state = .starting(cursor: cursor, window: window)
-            return [.loadLastSequence]
+            return [.loadStart(cursor: cursor)]
         case .refused(let code, let reason, let end):
             state = .closing(end)
             return [.close(code, reason: reason, end: end)]
         }
     }
 
-    /// - Parameter badge: the user's unread count, told in `welcome`.
-    mutating func started(lastSequence: Int64, badge: Int) -> [Action] {
+    /// - Parameters:
+    ///   - badge: the user's unread count, told in `welcome`.
+    ///   - readUpToCursor: messages the device already has that were read (on some device): a
+    ///     `readElsewhere` after `welcome` tells it to remove their notifications (seed 000).
+    mutating func started(lastSequence: Int64, badge: Int, readUpToCursor: [String] = []) -> [Action] {
         guard case .starting(let cursor, let window) = state else { return [] }
         guard cursor <= lastSequence else {
             return violation(.cursorAhead, "cursor: \(cursor) is past the mailbox's last sequence (\(lastSequence))")
@@ -171,6 +175,7 @@ struct SyncSessionStateMachine: Sendable {
             .send(.welcome(
                 version: SyncProtocol.version, sessionID: sessionID, lastSequence: lastSequence, window: window, badge: badge))
         ]
+        if !readUpToCursor.isEmpty { actions.append(.send(.readElsewhere(ids: readUpToCursor, badge: badge))) }
         // The hello cursor is what the device has durably stored: an ack in all but name.
         if cursor > 0 { actions.append(.storeAck(upTo: cursor)) }
         streaming.moreMayExist = cursor < lastSequence
