@@ -30,8 +30,7 @@ public struct BeckonNode: Service {
     ///   - onServerRunning: called with the bound port once listening (tests listen on port 0).
     public static func assemble(
         configuration: BeckonServerConfiguration, store: any BeckonStore, metrics: PrometheusCollectorRegistry,
-        logger: Logger, tick: Duration = .seconds(1), perAppConcurrency: Int = 200,
-        metricsFactory: (any MetricsFactory)? = nil, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        logger: Logger, tick: Duration = .seconds(1), metricsFactory: (any MetricsFactory)? = nil, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> BeckonNode {
         let factory = metricsFactory ?? MetricsSystem.factory
         let hub = SyncHub(metricsFactory: metricsFactory)
@@ -58,8 +57,7 @@ public struct BeckonNode: Service {
         }
 
         let delivery = DeliveryService(
-            configuration: configuration, store: store, routes: routes, clients: clients, tick: tick,
-            perAppConcurrency: perAppConcurrency, metricsFactory: factory,
+            configuration: configuration, store: store, routes: routes, clients: clients, tick: tick, metricsFactory: factory,
             sessionSeen: { await hub.presence(of: $0) != nil })
         let events = delivery.events
         hub.observe { events.submit($0) }

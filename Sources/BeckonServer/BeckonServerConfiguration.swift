@@ -43,6 +43,19 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     /// `limits.sync-connects-per-minute`: sync sessions one device may open a minute (a client
     /// reconnecting in a tight loop). 0 disables.
     public var syncConnectsPerMinute: Int = 60
+    /// `delivery.sends-per-app`: pushes of one app in flight to APNs at once (a bulkhead: an app
+    /// whose pushes hang cannot take the others' slots).
+    public var sendsPerApp: Int = 200
+    /// `delivery.attempts`: attempts of a push in the outbox that keeps failing for transient
+    /// reasons (429, 5xx, no answer), each after the APNs client's own retries.
+    public var dispatcherAttempts: Int = 8
+    /// `delivery.retry-base-seconds` and `delivery.retry-cap-seconds`: the backoff between those
+    /// attempts (doubling, with full jitter).
+    public var dispatcherRetryBaseSeconds: Int = 5
+    public var dispatcherRetryCapSeconds: Int = 600
+    /// `delivery.claim-lease-seconds`: how long a claimed push is held for sending; a node that
+    /// dies holding it leaves it due again after this.
+    public var claimLeaseSeconds: Int = 300
     /// `apns.emulator-port`: where the built-in APNs emulator listens (on 127.0.0.1) when an
     /// app has no Apple key; 0 picks a free port.
     public var apnsEmulatorPort: Int = 0
@@ -109,6 +122,16 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
         ] as [(String, WritableKeyPath<Self, Int>)] {
             self[keyPath: value] = config.int(forKey: ConfigKey(key), default: self[keyPath: value])
             guard self[keyPath: value] >= 0 else { throw .invalid(key: key, "must not be negative (0 disables it)") }
+        }
+        for (key, value) in [
+            ("delivery.sends-per-app", \Self.sendsPerApp),
+            ("delivery.attempts", \Self.dispatcherAttempts),
+            ("delivery.retry-base-seconds", \Self.dispatcherRetryBaseSeconds),
+            ("delivery.retry-cap-seconds", \Self.dispatcherRetryCapSeconds),
+            ("delivery.claim-lease-seconds", \Self.claimLeaseSeconds),
+        ] as [(String, WritableKeyPath<Self, Int>)] {
+            self[keyPath: value] = config.int(forKey: ConfigKey(key), default: self[keyPath: value])
+            guard self[keyPath: value] >= 1 else { throw .invalid(key: key, "must be at least 1") }
         }
         apnsEmulatorPort = config.int(forKey: "apns.emulator-port", default: apnsEmulatorPort)
         guard (0...65535).contains(apnsEmulatorPort) else { throw .invalid(key: "apns.emulator-port", "must be 0-65535") }
@@ -198,12 +221,26 @@ extension BeckonServerConfiguration {
             ("repush-initial-delay-seconds", \DeliveryPolicy.repushInitialDelay),
             ("call-ring-interval-seconds", \DeliveryPolicy.callRingInterval),
             ("call-timeout-seconds", \DeliveryPolicy.callTimeout),
+            ("alert-ttl-seconds", \DeliveryPolicy.alertTimeToLive),
+            ("background-ttl-seconds", \DeliveryPolicy.backgroundTimeToLive),
+            ("clear-all-interval-seconds", \DeliveryPolicy.clearAllInterval),
         ] as [(String, WritableKeyPath<DeliveryPolicy, TimeInterval>)] {
             // Whole seconds may be written as integers (JSON `30`), fractions as decimals.
             let key = ConfigKey(key)
             policy[keyPath: path] = config.double(forKey: key) ?? config.int(forKey: key).map(Double.init)
                 ?? policy[keyPath: path]
             guard policy[keyPath: path] > 0 else { throw .invalid(key: "\(scope).\(key.description)", "must be positive") }
+        }
+        for (key, path) in [
+            ("message-loc-key", \DeliveryPolicy.messageLocKey),
+            ("call-loc-key", \DeliveryPolicy.callLocKey),
+            ("missed-call-loc-key", \DeliveryPolicy.missedCallLocKey),
+            ("answered-elsewhere-loc-key", \DeliveryPolicy.answeredElsewhereLocKey),
+            ("declined-elsewhere-loc-key", \DeliveryPolicy.declinedElsewhereLocKey),
+        ] as [(String, WritableKeyPath<DeliveryPolicy, String>)] {
+            // The app's Localizable.strings key for the generic text iOS shows (docs/apns.md D.2).
+            policy[keyPath: path] = config.string(forKey: ConfigKey(key)) ?? policy[keyPath: path]
+            guard !policy[keyPath: path].isEmpty else { throw .invalid(key: "\(scope).\(key)", "must not be empty") }
         }
         policy.repushLimit = config.int(forKey: "repush-limit", default: policy.repushLimit)
         guard policy.repushLimit >= 0 else { throw .invalid(key: "\(scope).repush-limit", "must not be negative") }

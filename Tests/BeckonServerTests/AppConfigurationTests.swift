@@ -58,7 +58,11 @@ import Testing
             "apps.chat.delivery.strategy": "service-extension",
             "apps.chat.delivery.reconnect-window-seconds": 30,
             "apps.chat.delivery.background-pushes-per-hour": 2,
+            "apps.chat.delivery.message-loc-key": "NEW_CHAT_MESSAGE",
+            "apps.chat.delivery.alert-ttl-seconds": 600,
+            "apps.chat.delivery.clear-all-interval-seconds": 60,
             "limits.messages-per-second": 500,
+            "delivery.attempts": 3, "delivery.sends-per-app": 50, "delivery.claim-lease-seconds": 120,
         ]))
         let app = try #require(configuration.apps.first)
         #expect(app.apnsKeyPath == "/keys/AuthKey_ABC.p8")
@@ -67,6 +71,13 @@ import Testing
         #expect(app.delivery.reconnectWindow == 30)
         #expect(app.delivery.backgroundPushesPerHour == 2)
         #expect(app.delivery.callTimeout == 45)  // Unset: the default.
+        #expect(app.delivery.messageLocKey == "NEW_CHAT_MESSAGE")
+        #expect(app.delivery.alertTimeToLive == 600)
+        #expect(app.delivery.clearAllInterval == 60)
+        #expect(configuration.dispatcherAttempts == 3)
+        #expect(configuration.sendsPerApp == 50)
+        #expect(configuration.claimLeaseSeconds == 120)
+        #expect(configuration.dispatcherRetryBaseSeconds == 5)  // Unset: the default.
         #expect(configuration.messagesPerSecond == 500)
         #expect(configuration.registrationsPerMinute == 30)
     }

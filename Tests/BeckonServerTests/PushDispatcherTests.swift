@@ -96,7 +96,7 @@ import Testing
     }
 
     @Test func anAppWhosePushesHangCannotHoldUpAnotherApp() async throws {
-        try await SyncTestServer.with(delivery: true, perAppConcurrency: 2) { server in
+        try await SyncTestServer.with(delivery: true, configure: { $0.sendsPerApp = 2 }) { server in
             // chat's pushes get no answer at all (a broken route), more of them than its slots.
             let chatTokens = (1...4).map { String(repeating: "e\($0)", count: 32) }
             for (index, token) in chatTokens.enumerated() {

@@ -24,7 +24,7 @@ struct SyncTestServer: Sendable {
     let node: BeckonNode?
 
     static func with(
-        maxWindow: Int = 100, delivery withDelivery: Bool = false, perAppConcurrency: Int = 200, metricsFactory: (any MetricsFactory)? = nil,
+        maxWindow: Int = 100, delivery withDelivery: Bool = false, metricsFactory: (any MetricsFactory)? = nil,
         configure: (inout BeckonServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (SyncTestServer) async throws -> Void
     ) async throws {
@@ -46,7 +46,7 @@ struct SyncTestServer: Sendable {
         // With delivery: the node `beckon serve` runs; without: the listener and hub alone.
         let node = withDelivery ? try await BeckonNode.assemble(
             configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), logger: logger,
-            tick: .milliseconds(20), perAppConcurrency: perAppConcurrency, metricsFactory: metricsFactory,
+            tick: .milliseconds(20), metricsFactory: metricsFactory,
             onServerRunning: { port in portContinuation.yield(port) }) : nil
         let hub = node?.hub ?? SyncHub(metricsFactory: metricsFactory)
         let service: any Service

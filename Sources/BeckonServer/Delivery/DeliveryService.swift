@@ -15,18 +15,23 @@ public struct DeliveryService: Service {
     ///   - routes: each app's APNs route (`BeckonNode` picks Apple or the built-in emulator).
     ///   - clients: the APNs clients behind the routes, shut down when delivery stops.
     ///   - tick: how often due planner deadlines and the outbox are polled.
-    ///   - perAppConcurrency: pushes in flight per app (the bulkhead between apps).
     ///   - sessionSeen: whether this node has seen a sync session of the device since it started.
     public init(
         configuration: BeckonServerConfiguration, store: any BeckonStore, routes: [String: APNSRoute],
-        clients: [APNSClient], tick: Duration = .seconds(1), perAppConcurrency: Int = 200,
-        metricsFactory: (any MetricsFactory)? = nil, sessionSeen: @escaping @Sendable (DeviceRef) async -> Bool
+        clients: [APNSClient], tick: Duration = .seconds(1), metricsFactory: (any MetricsFactory)? = nil,
+        sessionSeen: @escaping @Sendable (DeviceRef) async -> Bool
     ) {
         let factory = metricsFactory ?? MetricsSystem.factory
         let metrics = DeliveryMetrics(factory: factory)
         let dispatcher = PushDispatcher(
             store: store, routes: routes, metrics: metrics, logger: Logger(label: "beckon.push"),
-            perAppConcurrency: perAppConcurrency, idlePoll: tick)
+            perAppConcurrency: configuration.sendsPerApp,
+            retry: APNSRetryPolicy(
+                maximumAttempts: configuration.dispatcherAttempts,
+                backoff: APNSBackoff(
+                    base: TimeInterval(configuration.dispatcherRetryBaseSeconds),
+                    cap: TimeInterval(configuration.dispatcherRetryCapSeconds))),
+            lease: TimeInterval(configuration.claimLeaseSeconds), idlePoll: tick)
         let driver = DeliveryDriver(
             store: store, policies: Dictionary(configuration.apps.map { ($0.id, $0.delivery) }, uniquingKeysWith: { $1 }),
             bundleIDs: Dictionary(configuration.apps.map { ($0.id, $0.bundleID) }, uniquingKeysWith: { $1 }),

@@ -38,11 +38,12 @@ final class PushDispatcher: Sendable {
     private let signal: AsyncStream<Void>.Continuation
     /// How long a claim holds a push: if this process dies before recording its result, the push
     /// is due again after it and another attempt sends it (at least once, design rule 9).
-    let lease: TimeInterval = 300
+    let lease: TimeInterval
 
     init(
         store: any BeckonStore, routes: [String: APNSRoute], metrics: DeliveryMetrics, logger: Logger,
-        perAppConcurrency: Int = 200, retry: APNSRetryPolicy = PushDispatcher.defaultRetry, idlePoll: Duration = .seconds(1),
+        perAppConcurrency: Int = 200, retry: APNSRetryPolicy = PushDispatcher.defaultRetry, lease: TimeInterval = 300,
+        idlePoll: Duration = .seconds(1),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
@@ -51,6 +52,7 @@ final class PushDispatcher: Sendable {
         self.logger = logger
         self.queue = NIOLockedValueBox(OutboxQueueStateMachine(slots: perAppConcurrency))
         self.retry = retry
+        self.lease = lease
         self.idlePoll = idlePoll
         self.now = now
         (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
