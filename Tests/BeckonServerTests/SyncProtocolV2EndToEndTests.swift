@@ -106,6 +106,11 @@ import Testing
                 try await client.get("/v1/messages/\(id)", headers: APITestFixture.headers(bearer: phone))
             }
             #expect(fetched.status == .ok)
+            // Once the planner has taken the fetch in, nothing is left to re-push (a re-push it
+            // decided before is still sent; none after).
+            let ref = DeviceRef(appID: "chat", deviceID: "phone")
+            try await server.waitUntil { try await server.store.deliveryStates([ref])[ref]?.nextDeadline == nil }
+            try await Task.sleep(for: .milliseconds(100))  // Let a push decided before it land.
             let count = server.emulator.deliveries(to: Self.token).count
             try await Task.sleep(for: .milliseconds(1200))  // Past two more re-push delays.
             #expect(server.emulator.deliveries(to: Self.token).count == count, "no re-push after the fetch")

@@ -130,8 +130,8 @@ import Testing
     @Test func aRefusedRegistrationClosesWithTheHubsCode() {
         var machine = Self.machine()
         #expect(machine.receive(.hello(version: 2, role: .extension, cursor: 0, window: nil)) == [.register(.extension)])
-        let refusal = SyncRegistration.refused(.preempted, reason: "the app holds the device's session", end: .preempted)
-        #expect(machine.registered(refusal) == [.close(.preempted, reason: "the app holds the device's session", end: .preempted)])
+        let refusal = SyncRegistration.refused(.preempted, reason: "preempted: the app holds the device's session", end: .preempted)
+        #expect(machine.registered(refusal) == [.close(.preempted, reason: "preempted: the app holds the device's session", end: .preempted)])
         #expect(machine.connectionEnded() == .preempted)
         #expect(machine.receive(.ack(upTo: 1)) == [], "nothing after the close")
     }

@@ -124,14 +124,14 @@ public actor SyncHub: Service {
         admitted[ObjectIdentifier(session)] = nil
         var sessions = sessionsByDevice[ref] ?? [:]
         if role == .extension, sessions[.app] != nil {
-            return .refused(.preempted, reason: "the app holds the device's session", end: .preempted)
+            return .refused(.preempted, reason: "preempted: the app holds the device's session", end: .preempted)
         }
         if let previous = sessions[role] {
-            previous.close(.replaced, reason: "replaced by a newer session", end: .replaced)
+            previous.close(.replaced, reason: "replaced: a newer session took over", end: .replaced)
             metrics.ended(.replaced)
         }
         if role == .app, let extensionSession = sessions[.extension] {
-            extensionSession.close(.preempted, reason: "preempted by the app", end: .preempted)
+            extensionSession.close(.preempted, reason: "preempted: the app took over", end: .preempted)
             sessions[.extension] = nil
             metrics.ended(.preempted)
         }
