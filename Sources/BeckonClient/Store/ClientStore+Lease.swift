@@ -91,3 +91,12 @@ extension ClientStore {
             arguments: [row.key, row.holder, row.lastHolder, row.expiresAt, row.generation, row.wantedBy, row.wantedUntil])
     }
 }
+
+extension ClientStore {
+    /// The extensions waiting for the lease, oldest first (diagnostics and tests).
+    public func leaseWaiters(key: String) throws -> [String] {
+        try pool.read { db in
+            try String.fetchAll(db, sql: "SELECT holder FROM leaseWaiter WHERE key = ? ORDER BY ticket", arguments: [key])
+        }
+    }
+}

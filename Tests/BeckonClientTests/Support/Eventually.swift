@@ -17,3 +17,17 @@ func eventually(
     }
     throw TimedOut(what: what)
 }
+
+import BeckonClient
+
+extension ManualClock {
+    /// Moves time on in `step`s until `condition` holds: a timer task registers its sleep a
+    /// moment after the state that scheduled it, so one advance could come too early.
+    func advance(by step: Duration, until what: String, _ condition: () async throws -> Bool) async throws {
+        try await eventually(what) {
+            if try await condition() { return true }
+            advance(by: step)
+            return false
+        }
+    }
+}
