@@ -72,9 +72,11 @@ public actor NotificationPresenter {
     /// show them — an alert that also stands for an unread message stays.
     public func clear(messageIDs: [String], as writer: LeaseGuard) async {
         guard !messageIDs.isEmpty else { return }
+        try? store.markLedgerMessagesRead(messageIDs, as: writer)
         let entries = (try? store.ledgerEntries(sharingNotificationsWith: messageIDs)) ?? []
         let covered = Array(Set(entries.map(\.messageID)))
-        let read = Set(messageIDs).union((try? store.readIDs(among: covered)) ?? [])
+        let read = Set(messageIDs).union(entries.filter(\.messageRead).map(\.messageID))
+            .union((try? store.readIDs(among: covered)) ?? [])
         var byNotification: [String: [String]] = [:]
         for entry in entries { byNotification[entry.notificationID, default: []].append(entry.messageID) }
         let fullyRead = byNotification.filter { $0.value.allSatisfy(read.contains) }.map(\.key)

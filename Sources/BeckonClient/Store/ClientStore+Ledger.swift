@@ -41,6 +41,17 @@ extension ClientStore {
         }
     }
 
+    /// Notes that these messages were read, for the alerts that show them alongside unread ones
+    /// (such an alert goes once all its messages are read).
+    public func markLedgerMessagesRead(_ messageIDs: [String], as writer: LeaseGuard) throws {
+        guard !messageIDs.isEmpty else { return }
+        try write(as: writer) { db in
+            for id in messageIDs {
+                try db.execute(sql: "UPDATE notificationLedger SET messageRead = 1 WHERE messageId = ?", arguments: [id])
+            }
+        }
+    }
+
     /// Marks every showing notification removed; returns their ids (the badge-0 push clears
     /// them all on the device, seed 000).
     @discardableResult
@@ -109,6 +120,7 @@ extension ClientStore {
         LedgerEntry(
             messageID: row["messageId"], notificationID: row["notificationId"],
             state: LedgerEntry.State(rawValue: row["state"]) ?? .removed,
-            shownBy: SyncRole(rawValue: row["shownBy"]) ?? .app, shownAt: Date(milliseconds: row["shownAt"]))
+            shownBy: SyncRole(rawValue: row["shownBy"]) ?? .app, shownAt: Date(milliseconds: row["shownAt"]),
+            messageRead: row["messageRead"])
     }
 }

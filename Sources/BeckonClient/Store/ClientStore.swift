@@ -94,7 +94,8 @@ public final class ClientStore: Sendable {
                     state TEXT NOT NULL,
                     shownBy TEXT NOT NULL,
                     shownAt INTEGER NOT NULL,
-                    removedAt INTEGER
+                    removedAt INTEGER,
+                    messageRead INTEGER NOT NULL DEFAULT 0
                 );
                 CREATE INDEX notificationLedger_notification ON notificationLedger(notificationId);
                 CREATE TABLE call (

@@ -21,4 +21,6 @@ public struct LedgerEntry: Hashable, Sendable {
     public var state: State
     public var shownBy: SyncRole
     public var shownAt: Date
+    /// The message was read (its notification may still stand for other, unread messages).
+    public var messageRead: Bool
 }
