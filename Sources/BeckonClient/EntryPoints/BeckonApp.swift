@@ -175,12 +175,12 @@ public actor BeckonApp {
     }
 
     private func process(_ event: AppEvent) async {
+        // Every entry point but the last may write: the store takes locks again.
+        if case .didEnterBackground = event {} else { store.resume() }
         switch event {
         case .didFinishLaunching(let notification):
-            store.resume()
             await perform(router.handle(.didFinishLaunching(withNotification: notification != nil)), completion: nil)
         case .willEnterForeground:
-            store.resume()
             await perform(router.handle(.willEnterForeground), completion: nil)
         case .didBecomeActive:
             await perform(router.handle(.didBecomeActive), completion: nil)
@@ -189,7 +189,6 @@ public actor BeckonApp {
         case .didEnterBackground:
             await perform(router.handle(.didEnterBackground), completion: nil)
         case .didReceiveRemoteNotification(let payload, let state, let completion):
-            store.resume()
             let notification = RemoteNotification(payload: payload)
             await perform(router.handle(.remoteNotification(notification, state: state)), completion: completion)
             // Every path calls it once; this is the net under them (a second call does nothing).

@@ -16,28 +16,39 @@ public final class ClientStore: Sendable {
     let clock: any ClientClock
     public let path: String
 
-    /// Opens (creating and migrating if needed) the store at `path`.
-    public init(path: String, clock: any ClientClock = SystemClock()) throws {
+    /// Whether `suspend()` and `resume()` do anything (see there).
+    public let observesSuspension: Bool
+
+    /// Opens (creating and migrating if needed) the store at `path`. `observesSuspension`: on
+    /// iOS, where the store lives in the app group and the process is frozen in the background
+    /// (the iOS adapter's `ClientStore.appGroup` sets it).
+    public init(path: String, clock: any ClientClock = SystemClock(), observesSuspension: Bool = false) throws {
         var configuration = Configuration()
         configuration.label = "BeckonClient"
         // The other process may be committing: wait for it rather than fail. Its transactions
         // are as short as ours.
         configuration.busyMode = .timeout(5)
-        // GRDB stops taking SQLite locks once told the app is about to be suspended (the iOS
-        // adapter posts `Database.suspendNotification`): the other half of avoiding 0xdead10cc.
-        configuration.observesSuspensionNotifications = true
+        // GRDB stops taking SQLite locks once told the app is about to be suspended: the other
+        // half, with the lease, of never holding a lock while frozen (0xdead10cc).
+        configuration.observesSuspensionNotifications = observesSuspension
         self.pool = try DatabasePool(path: path, configuration: configuration)
         self.clock = clock
         self.path = path
+        self.observesSuspension = observesSuspension
         try Self.migrator.migrate(pool)
     }
 
-    /// No SQLite lock is taken until `resume()`: call before the process may be suspended.
+    /// No SQLite lock is taken until `resume()`: called before the process may be suspended,
+    /// after the lease was let go. GRDB's notification is process-wide, so this is off unless
+    /// the store was opened with `observesSuspension` (one store per process, as on iOS; tests
+    /// and the simulator run many in one process).
     public func suspend() {
+        guard observesSuspension else { return }
         NotificationCenter.default.post(name: Database.suspendNotification, object: self)
     }
 
     public func resume() {
+        guard observesSuspension else { return }
         NotificationCenter.default.post(name: Database.resumeNotification, object: self)
     }
 
