@@ -249,15 +249,23 @@ package.targets += [
     // A second process for the cross-process lease tests: takes the lease in a shared SQLite
     // file and reports what it sees on stdout, so a test can kill it with SIGKILL mid-lease.
     .executableTarget(name: "BeckonClientLockProbe", dependencies: ["BeckonClient"], path: "Tests/BeckonClientLockProbe"),
+    // Fakes of the ports and small helpers, shared by the two test targets below.
+    .target(
+        name: "BeckonClientTestSupport",
+        dependencies: ["BeckonClient", "BeckonProtocol", "BeckonJSON"],
+        path: "Tests/BeckonClientTestSupport"
+    ),
     .testTarget(
         name: "BeckonClientTests",
-        dependencies: ["BeckonClient", "BeckonProtocol", "BeckonJSON", "BeckonSeal", "BeckonClientLockProbe"]
+        dependencies: [
+            "BeckonClient", "BeckonClientTestSupport", "BeckonProtocol", "BeckonJSON", "BeckonSeal", "BeckonClientLockProbe",
+        ]
     ),
     // The SDK against a real node on loopback: server, store, built-in APNs emulator.
     .testTarget(
         name: "BeckonClientServerTests",
         dependencies: [
-            "BeckonClient", "BeckonClientNIO", "BeckonProtocol", "BeckonJSON", "BeckonSeal",
+            "BeckonClient", "BeckonClientNIO", "BeckonClientTestSupport", "BeckonProtocol", "BeckonJSON", "BeckonSeal",
             "BeckonNode", "BeckonServer", "BeckonStore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -1,4 +1,5 @@
 import BeckonClient
+import BeckonClientTestSupport
 import BeckonJSON
 import Testing
 

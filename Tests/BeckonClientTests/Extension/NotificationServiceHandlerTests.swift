@@ -1,4 +1,5 @@
 @testable import BeckonClient
+import BeckonClientTestSupport
 import BeckonJSON
 import BeckonProtocol
 import BeckonSeal

@@ -1,4 +1,5 @@
 import BeckonClient
+import BeckonClientTestSupport
 import Testing
 
 /// The lease's decisions alone (docs/design.md, "A lease, not a held file lock").

@@ -1,4 +1,5 @@
 @testable import BeckonClient
+import BeckonClientTestSupport
 import Testing
 
 /// The notification ledger: shared by app and extension, so nothing is shown twice.

@@ -1,3 +1,4 @@
+import BeckonClientTestSupport
 import Foundation
 
 /// `BeckonClientLockProbe` running as a separate process, its stdout collected line by line.

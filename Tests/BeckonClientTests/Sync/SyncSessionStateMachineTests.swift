@@ -1,4 +1,5 @@
 import BeckonClient
+import BeckonClientTestSupport
 import BeckonProtocol
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 @testable import BeckonClient
+import BeckonClientTestSupport
 import BeckonProtocol
 import Foundation
 import Testing

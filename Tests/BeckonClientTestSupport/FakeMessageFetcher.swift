@@ -3,17 +3,19 @@ import BeckonJSON
 import BeckonProtocol
 
 /// `GET /v1/messages/{id}` as a table; records which ids were asked for.
-final class FakeMessageFetcher: MessageFetcherPort, @unchecked Sendable {
+public final class FakeMessageFetcher: MessageFetcherPort, @unchecked Sendable {
     private let lock = NSLockBox()
     private var answers: [String: Result<FetchedMessage, MessageFetchError>] = [:]
     private var sizes: [String: Int] = [:]
     private var _requested: [String] = []
     /// When set, every fetch first sleeps this long on `clock`.
-    var delay: (Duration, any ClientClock)?
+    public var delay: (Duration, any ClientClock)?
 
-    var requested: [String] { lock.run { _requested } }
+    public init() {}
 
-    func answer(_ id: String, title: String? = "Anna", body: String? = "Hello", payload: JSONValue? = nil, bytes: Int = 200) {
+    public var requested: [String] { lock.run { _requested } }
+
+    public func answer(_ id: String, title: String? = "Anna", body: String? = "Hello", payload: JSONValue? = nil, bytes: Int = 200) {
         let hints = (title == nil && body == nil) ? nil : NotificationHints(title: title, body: body)
         lock.run {
             answers[id] = .success(FetchedMessage(id: id, sequence: 1, kind: .message, payload: payload, hints: hints))
@@ -21,9 +23,9 @@ final class FakeMessageFetcher: MessageFetcherPort, @unchecked Sendable {
         }
     }
 
-    func fail(_ id: String, _ error: MessageFetchError) { lock.run { answers[id] = .failure(error) } }
+    public func fail(_ id: String, _ error: MessageFetchError) { lock.run { answers[id] = .failure(error) } }
 
-    func fetch(messageID: String, byteLimit: Int) async throws(MessageFetchError) -> FetchedMessage {
+    public func fetch(messageID: String, byteLimit: Int) async throws(MessageFetchError) -> FetchedMessage {
         lock.run { _requested.append(messageID) }
         if let (duration, clock) = delay {
             do { try await clock.sleep(for: duration) } catch { throw .transport("cancelled") }
@@ -36,7 +38,8 @@ final class FakeMessageFetcher: MessageFetcherPort, @unchecked Sendable {
     }
 }
 
-struct FakeMemoryGauge: MemoryGaugePort {
-    var bytes: Int?
-    func availableBytes() -> Int? { bytes }
+public struct FakeMemoryGauge: MemoryGaugePort {
+    public var bytes: Int?
+    public init(bytes: Int?) { self.bytes = bytes }
+    public func availableBytes() -> Int? { bytes }
 }

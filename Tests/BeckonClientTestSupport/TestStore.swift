@@ -2,26 +2,26 @@ import BeckonClient
 import Foundation
 
 /// A store in a fresh temporary directory, removed when the test is done.
-struct TestStore {
-    let directory: URL
-    let path: String
+public struct TestStore: Sendable {
+    public let directory: URL
+    public let path: String
 
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-client-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("client.sqlite").path
     }
 
-    func open(clock: any ClientClock) throws -> ClientStore {
+    public func open(clock: any ClientClock) throws -> ClientStore {
         try ClientStore(path: path, clock: clock)
     }
 
-    func remove() {
+    public func remove() {
         try? FileManager.default.removeItem(at: directory)
     }
 
     /// A store with its lease taken by an app holder: what most tests write through.
-    static func withWriter<Result>(
+    public static func withWriter<Result>(
         clock: ManualClock = ManualClock(), _ body: (ClientStore, LeaseGuard, LeaseLock) async throws -> Result
     ) async throws -> Result {
         let test = try TestStore()

@@ -1,13 +1,14 @@
 import Foundation
 
-struct TimedOut: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
+public struct TimedOut: Error, CustomStringConvertible {
+    public let what: String
+    public init(what: String) { self.what = what }
+    public var description: String { "timed out waiting for \(what)" }
 }
 
 /// Waits (real time, polling) until `condition` holds: for work that runs on other tasks.
 /// Generous by default; never a timing assertion, only a bound on a hang.
-func eventually(
+public func eventually(
     _ what: String = "a condition", timeout: Duration = .seconds(10), _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
@@ -23,7 +24,7 @@ import BeckonClient
 extension ManualClock {
     /// Moves time on in `step`s until `condition` holds: a timer task registers its sleep a
     /// moment after the state that scheduled it, so one advance could come too early.
-    func advance(by step: Duration, until what: String, _ condition: () async throws -> Bool) async throws {
+    public func advance(by step: Duration, until what: String, _ condition: () async throws -> Bool) async throws {
         try await eventually(what) {
             if try await condition() { return true }
             advance(by: step)
