@@ -271,6 +271,7 @@ public actor BeckonApp {
                 let session = makeSession(writer: writer)
                 foreground = (session, writer)
                 await session.start()
+                Task { await self.watchForeground(session) }
                 return
             } catch {
                 // The extension did not let go in time (or the store failed): try again.
@@ -278,6 +279,15 @@ public actor BeckonApp {
                 try? await ports.clock.sleep(for: configuration.backoff.delay(attempt: attempt, unit: jitter.next()))
             }
         }
+    }
+
+    /// A foreground session that stops on its own (revoked, a protocol error, the lease lost)
+    /// gives the lease back; the next `didBecomeActive` starts another.
+    private func watchForeground(_ session: SyncSession) async {
+        let reason = await session.untilStopped()
+        guard reason != .requested, let current = foreground, current.session === session else { return }
+        foreground = nil
+        await current.writer.release()
     }
 
     private func stopForeground() {

@@ -24,16 +24,21 @@ public final class NotificationServiceHandler: Sendable {
         public var leaseWait: Duration
         /// The text when the push carries none (never blank).
         public var genericLocKey: String
+        /// For the `filtering` strategy: sync (role `extension`) for at most this long before
+        /// deciding, instead of fetching by id. Needs `sync` in the handler.
+        public var syncDeadline: Duration
 
         public init(
             budget: ExtensionBudget = ExtensionBudget(), sealKey: Data? = nil, canSuppress: Bool = false,
-            leaseWait: Duration = .seconds(2), genericLocKey: String = NotificationPresenter.genericLocKey
+            leaseWait: Duration = .seconds(2), genericLocKey: String = NotificationPresenter.genericLocKey,
+            syncDeadline: Duration = .seconds(15)
         ) {
             self.budget = budget
             self.sealKey = sealKey
             self.canSuppress = canSuppress
             self.leaseWait = leaseWait
             self.genericLocKey = genericLocKey
+            self.syncDeadline = syncDeadline
         }
     }
 
@@ -44,11 +49,14 @@ public final class NotificationServiceHandler: Sendable {
     let store: ClientStore?
     let lock: LeaseLock?
     let renderer: MessageRenderer?
+    let sync: ExtensionSync?
 
+    /// `sync`: for the `filtering` strategy, the extension syncs before it decides (and may
+    /// then suppress what is read or already shown); otherwise it fetches what the push names.
     public init(
         configuration: Configuration = Configuration(), fetcher: any MessageFetcherPort, clock: any ClientClock,
         memory: any MemoryGaugePort = UnknownMemoryGauge(), store: ClientStore? = nil, lock: LeaseLock? = nil,
-        renderer: MessageRenderer? = nil
+        renderer: MessageRenderer? = nil, sync: ExtensionSync? = nil
     ) {
         self.configuration = configuration
         self.fetcher = fetcher
@@ -57,6 +65,7 @@ public final class NotificationServiceHandler: Sendable {
         self.store = store
         self.lock = lock
         self.renderer = renderer
+        self.sync = sync
     }
 
     /// Starts the work for one push; `deliver` is called exactly once. Keep the returned run
@@ -99,6 +108,21 @@ public final class NotificationServiceHandler: Sendable {
             return .fallback(fallback, .notBeckon)
         }
         if configuration.canSuppress, alreadyHandled(beckon.ids) { return .suppressed }
+
+        // Filtering: sync first (the app preempts it if it comes up), then decide from the store.
+        if let sync, let store {
+            _ = await sync.run(leaseWait: configuration.leaseWait, deadline: configuration.syncDeadline)
+            if configuration.canSuppress, alreadyHandled(beckon.ids) { return .suppressed }
+            if let stored = try? store.message(id: newest),
+                let text = renderer?(DisplayableMessage(id: stored.id, kind: stored.kind, payload: stored.payloadJSON)),
+                text.hasText
+            {
+                let rewritten = fallback.replacingText(with: text)
+                run.improve(rewritten)
+                await record(notification, ids: beckon.ids, fetched: [])
+                return .rewritten(rewritten)
+            }
+        }
 
         // Sealed content needs no fetch (rule 1: it came sealed for this device).
         if let sealed = beckon.sealed, let key = configuration.sealKey,

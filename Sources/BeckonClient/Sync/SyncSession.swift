@@ -150,6 +150,7 @@ public actor SyncSession {
             await process(input)
             if stopReason != nil { break }
         }
+        inboxContinuation.finish()
         for task in tasks { task.cancel() }
         tasks.removeAll()
         if let connection {
@@ -287,7 +288,9 @@ public actor SyncSession {
         } catch {
             opened = nil
         }
-        guard let opened, let cursor = try? store.cursor() else {
+        guard let opened else { return machine.handle(.transportFailed) }
+        guard let cursor = try? store.cursor() else {
+            await opened.close(code: SyncCloseCode.normal.rawValue)
             return machine.handle(.transportFailed)
         }
         connection = opened
