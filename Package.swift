@@ -182,14 +182,29 @@ let package = Package(
         .testTarget(
             name: "BeckonCLITests",
             dependencies: [
-                "beckon", "APNSCore", "APNSEmulator",
+                "beckon", "APNSCore", "APNSEmulator", "EmulatorTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
+        ),
+        // The emulator harness every test target shares: start an emulator with keys and bundle
+        // ids, a raw HTTP/2 client, a control API client, provider keys and a settable clock.
+        .target(
+            name: "EmulatorTestSupport",
+            dependencies: [
+                "APNSEmulator", "APNSCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Tests/EmulatorTestSupport"
         ),
         .testTarget(
             name: "APNSEmulatorTests",
             dependencies: [
-                "APNSEmulator", "APNSCore",
+                "APNSEmulator", "APNSCore", "EmulatorTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -200,7 +215,7 @@ let package = Package(
         .testTarget(
             name: "APNSTests",
             dependencies: [
-                "APNS", "APNSCore", "APNSEmulator",
+                "APNS", "APNSCore", "APNSEmulator", "EmulatorTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -208,6 +223,8 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]
         ),
     ],

@@ -165,7 +165,7 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
             context.fireUserInboundEventTriggered(event)
             return
         }
-        var authentication = ConnectionStateMachine.Authentication.token
+        var authentication = ConnectionRules.Authentication.token
         if !configuration.trustedClientCAPEMs.isEmpty,
             let ssl = try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self),
             let peer = ssl.peerCertificate
@@ -177,7 +177,7 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
             authentication = .certificate(baseTopic: base)
         }
         let streams = core.state.withLock { $0.maxConcurrentStreams }
-        let machine = ConnectionStateMachine(
+        let rules = ConnectionRules(
             authentication: authentication,
             configuredStreamLimit: streams,
             initialStreamsBeforeAuthentication: configuration.initialStreamsBeforeAuthentication
@@ -185,7 +185,7 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
         // The SETTINGS APNs was seen sending (apns.md C.2), with the stream limit of this connection.
         let settings: HTTP2Settings = [
             HTTP2Setting(parameter: .headerTableSize, value: 4096),
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: machine.advertisedStreamLimit),
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: rules.advertisedStreamLimit),
             HTTP2Setting(parameter: .initialWindowSize, value: 65_535),
             HTTP2Setting(parameter: .maxFrameSize, value: 16_384),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 8000),
@@ -193,7 +193,7 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
         do {
             let http2 = NIOHTTP2Handler(mode: .server, initialSettings: settings)
             let handler = EmulatorConnectionHandler(
-                core: core, policy: policy, registry: registry, machine: machine,
+                core: core, policy: policy, registry: registry, rules: rules,
                 idleTimeout: configuration.idleTimeout, rawCloser: rawCloser
             )
             try context.pipeline.syncOperations.addHandlers([http2, handler], position: .after(self))

@@ -1,394 +1,373 @@
 import APNSCore
-import BeckonJSON
 import Foundation
+import NIOCore
+import NIOHTTP2
 
-/// The immutable rules a connection checks requests against.
-struct RequestPolicy: Sendable {
-    var environment: APNSEnvironment
-    /// Empty = any bundle id.
-    var bundleIDs: Set<String>
-    var verifier: ProviderTokenVerifier
-    var tokenMaximumAge: TimeInterval
-    var tokenUpdateInterval: TimeInterval
-
-    init(configuration: APNSEmulatorConfiguration) {
-        environment = configuration.environment
-        bundleIDs = Set(configuration.bundleIDs)
-        verifier = ProviderTokenVerifier(
-            keys: configuration.authKeys,
-            acceptStringIssuedAt: configuration.acceptStringIssuedAt
-        )
-        tokenMaximumAge = configuration.providerTokenMaximumAge
-        tokenUpdateInterval = configuration.providerTokenUpdateInterval
-    }
-
-    func allows(bundleID: Substring) -> Bool {
-        bundleIDs.isEmpty || bundleIDs.contains(String(bundleID))
-    }
-}
-
-/// A request that passed every check a connection can make; the shared device registry decides the rest.
-struct ValidatedRequest: Sendable {
-    var deviceToken: String
-    var bundleID: String
-    var topic: String
-    var pushType: APNSPushType
-    var priority: Int
-    /// The raw `apns-expiration`: nil = omitted, 0 = deliver once, never store.
-    var expiration: Int64?
-    var collapseID: String?
-    var apnsID: String
-    var headers: [String: String]
-    var payload: [UInt8]
-}
-
-enum Evaluation: Sendable {
-    case rejected(APNSReason, apnsID: String, deviceToken: String?)
-    case accepted(ValidatedRequest)
-}
-
-/// One connection's APNs state, as pure transitions: how it authenticated, which team and key it is
-/// bound to, its token history, its advertised stream limit. Driven by `EmulatorConnectionHandler`.
+/// One emulated APNs connection's decisions, as a value type with pure transitions: which streams
+/// are open, arriving or waiting for an answer, the receive windows, flushing once per read batch,
+/// GOAWAY, the idle timeout, and the APNs rules (`ConnectionRules`).
+///
+/// `EmulatorConnectionHandler` decodes a frame or an event, calls one method, and performs the one
+/// result it gets back. What all connections share (devices, faults, counters) is `EmulatorCore`'s:
+/// the handler consults it between `evaluate` and `decided`. No channel and no clock here: time
+/// comes in as an argument.
+///
+/// The stream tables live beside `state`, not in its payloads: a collection inside an enum payload
+/// is copied when mutated unless it is moved out first, and these change with every request.
 struct ConnectionStateMachine: Sendable {
-    enum Authentication: Sendable, Hashable {
-        /// JWT in `authorization` (apns.md B.1).
-        case token
-        /// A client certificate whose subject UID is the base topic (apns.md B.4).
-        case certificate(baseTopic: String)
+    enum State: Equatable, Sendable {
+        case open
+        /// GOAWAY sent: streams above `lastStreamID` are not processed (RFC 9113 §6.8), new ones
+        /// are ignored, and the handler closes the connection shortly.
+        case closing(lastStreamID: HTTP2StreamID)
+        /// Reset, or the channel is gone.
+        case closed
     }
 
-    let authentication: Authentication
-    private(set) var boundTeamID: String?
-    private(set) var boundKeyID: String?
-    private(set) var currentToken: Substring?
-    private(set) var lastTokenChange: Date?
-    private var tokenCache: [Substring: TokenCheck] = [:]
-    /// The verification of `currentToken`.
-    private var currentCheck: TokenCheck?
-    /// Answers `ExpiredProviderToken` to everything (apns.md B.3, G.4).
-    var isWedged = false
-    /// The MAX_CONCURRENT_STREAMS we last told the client.
-    private(set) var advertisedStreamLimit: Int
-    /// What the connection gets when authenticated and not throttled.
-    private(set) var configuredStreamLimit: Int
-    private(set) var hasValidatedToken = false
-    private var isThrottled = false
-    /// Complete requests seen so far (for fault rules counted per connection).
-    var requestsReceived = 0
-    /// Rejections counted against the error budget (apns.md C.4).
-    private(set) var budgetedErrors = 0
-    private(set) var badDeviceTokenErrors = 0
+    /// A request whose HEADERS and DATA are still arriving.
+    private struct ArrivingStream: Sendable {
+        var head: HTTP2Frame.FramePayload.Headers
+        var body: [UInt8] = []
+        var unacknowledgedBytes = 0
+    }
 
-    init(authentication: Authentication, configuredStreamLimit: Int, initialStreamsBeforeAuthentication: Int) {
-        self.authentication = authentication
-        self.configuredStreamLimit = configuredStreamLimit
-        switch authentication {
-        case .token:
-            advertisedStreamLimit = min(initialStreamsBeforeAuthentication, configuredStreamLimit)
-        case .certificate:
-            advertisedStreamLimit = configuredStreamLimit
-            hasValidatedToken = true
+    /// A request that has fully arrived, to be evaluated and decided.
+    struct ReceivedRequest: Sendable {
+        var streamID: HTTP2StreamID
+        var head: RequestHead
+        var body: [UInt8]
+    }
+
+    /// NIO leaves the receive windows to whoever consumes frames; they are given back in chunks.
+    static let windowUpdateThreshold = 16_384
+
+    private(set) var state = State.open
+    private(set) var rules: ConnectionRules
+    private let idleTimeout: TimeAmount?
+    private var arriving: [HTTP2StreamID: ArrivingStream] = [:]
+    /// Streams the client opened that are not closed yet (what the stream limit counts).
+    private(set) var openStreams: Set<HTTP2StreamID> = []
+    /// Accepted streams whose answer is delayed or withheld.
+    private(set) var unanswered: Set<HTTP2StreamID> = []
+    private var highestStreamID = HTTP2StreamID.rootStream
+    private var connectionBytesToAcknowledge = 0
+    /// Writes made during a read batch are flushed once, at its end; others at once.
+    private var isReading = false
+    private var needsFlush = false
+    private var lastActivity: NIODeadline
+    private var ids: RequestIDGenerator
+
+    init(rules: ConnectionRules, idleTimeout: TimeAmount?, now: NIODeadline, ids: RequestIDGenerator = RequestIDGenerator()) {
+        self.rules = rules
+        self.idleTimeout = idleTimeout
+        self.lastActivity = now
+        self.ids = ids
+    }
+
+    // MARK: Reading
+
+    enum StreamAction: Sendable {
+        case none
+        /// Reset the stream with REFUSED_STREAM: over the advertised limit (RFC 9113 §5.1.2,
+        /// apns.md C.4).
+        case refuse(HTTP2StreamID)
+        /// Send WINDOW_UPDATE on the stream.
+        case sendWindowUpdate(HTTP2StreamID, increment: Int)
+        /// The request is complete: `evaluate` it, let the core decide, then `decided`.
+        case decide(ReceivedRequest)
+    }
+
+    mutating func headersReceived(_ headers: HTTP2Frame.FramePayload.Headers, on id: HTTP2StreamID) -> StreamAction {
+        isReading = true
+        if let stream = arriving[id] {
+            // Trailers end the request.
+            guard headers.endStream else { return .none }
+            arriving.removeValue(forKey: id)
+            return complete(id, stream)
         }
-    }
-
-    // MARK: Stream limit
-
-    /// Called after each answer; returns a new MAX_CONCURRENT_STREAMS to advertise, if any.
-    mutating func responded(status: Int, throttleOnReject: Bool) -> Int? {
-        if throttleOnReject {
-            // apns.md C.2: limit → 1 after a rejection, restored after the next accepted request.
-            if status != 200, status != 410, !isThrottled {
-                isThrottled = true
-                return setAdvertised(1)
-            }
-            if status == 200, isThrottled {
-                isThrottled = false
-                return setAdvertised(effectiveLimit)
-            }
-        } else if isThrottled {
-            isThrottled = false
-            return setAdvertised(effectiveLimit)
+        guard state == .open, !openStreams.contains(id) else { return .none }
+        openStreams.insert(id)
+        if id > highestStreamID { highestStreamID = id }
+        if openStreams.count > rules.advertisedStreamLimit {
+            openStreams.remove(id)
+            wrote()
+            return .refuse(id)
         }
-        return nil
+        let stream = ArrivingStream(head: headers)
+        if headers.endStream { return complete(id, stream) }
+        arriving[id] = stream
+        return .none
     }
 
-    // MARK: Error budget
-
-    /// Called after each answer; true when this answer spent the connection's error budget and the
-    /// connection must get GOAWAY (apns.md C.4: 4xx other than 410 count; `BadDeviceToken` has
-    /// its own, lower limit because APNs "disconnects sooner" on it, A.7).
-    mutating func countError(status: Int, reason: APNSReason?, budget: APNSEmulatorErrorBudget?) -> Bool {
-        guard let budget, (400..<500).contains(status), status != 410 else { return false }
-        budgetedErrors += 1
-        if reason == .badDeviceToken { badDeviceTokenErrors += 1 }
-        if let limit = budget.errors, budgetedErrors >= limit { return true }
-        if reason == .badDeviceToken, let limit = budget.badDeviceTokenErrors, badDeviceTokenErrors >= limit { return true }
-        return false
+    mutating func dataReceived(_ payload: HTTP2Frame.FramePayload.Data, on id: HTTP2StreamID) -> StreamAction {
+        isReading = true
+        // Taken out while appending, so the body's storage is not shared and copied.
+        guard var stream = arriving.removeValue(forKey: id) else { return .none }
+        // Keep at most one byte more than the largest payload: enough to say PayloadTooLarge.
+        let limit = APNSPushType.voip.maximumPayloadSize + 1
+        if stream.body.count < limit, case .byteBuffer(let buffer) = payload.data {
+            stream.body.append(contentsOf: buffer.readableBytesView.prefix(limit - stream.body.count))
+        }
+        if payload.endStream { return complete(id, stream) }
+        stream.unacknowledgedBytes += payload.flowControlledLength
+        var action = StreamAction.none
+        if stream.unacknowledgedBytes >= Self.windowUpdateThreshold {
+            action = .sendWindowUpdate(id, increment: stream.unacknowledgedBytes)
+            stream.unacknowledgedBytes = 0
+            wrote()
+        }
+        arriving[id] = stream
+        return action
     }
 
-    /// The operator changed the limit on live connections.
-    mutating func changeConfiguredStreamLimit(_ limit: Int) -> Int? {
-        configuredStreamLimit = limit
-        return isThrottled ? nil : setAdvertised(effectiveLimit)
+    enum WindowAction: Equatable, Sendable {
+        case none
+        /// Send WINDOW_UPDATE on the connection with this increment.
+        case sendWindowUpdate(Int)
     }
 
-    private var effectiveLimit: Int {
-        hasValidatedToken ? configuredStreamLimit : advertisedStreamLimit
+    /// A DATA frame used this much of the connection's receive window (payload and padding).
+    mutating func connectionWindowConsumed(_ bytes: Int) -> WindowAction {
+        connectionBytesToAcknowledge += bytes
+        guard connectionBytesToAcknowledge >= Self.windowUpdateThreshold else { return .none }
+        defer { connectionBytesToAcknowledge = 0 }
+        wrote()
+        return .sendWindowUpdate(connectionBytesToAcknowledge)
     }
 
-    private mutating func setAdvertised(_ value: Int) -> Int? {
-        guard value != advertisedStreamLimit else { return nil }
-        advertisedStreamLimit = value
-        return value
+    /// The client reset a stream: nothing more arrives for it, and it gets no answer.
+    mutating func resetReceived(on id: HTTP2StreamID) {
+        isReading = true
+        arriving.removeValue(forKey: id)
+        unanswered.remove(id)
     }
 
-    // MARK: Requests
+    /// NIO closed a stream (answered, reset, or refused).
+    mutating func streamClosed(_ id: HTTP2StreamID) {
+        openStreams.remove(id)
+        arriving.removeValue(forKey: id)
+        unanswered.remove(id)
+    }
 
-    /// Checks everything that doesn't need the device registry, in this order: duplicate headers,
-    /// method, path, `apns-id`, authentication (before any device-token check, unlike pushy — apns.md
-    /// A.9), then topic, push type, priority, expiration, collapse id, payload.
-    ///
-    /// `settings` is a new MAX_CONCURRENT_STREAMS to advertise: the first valid token lifts the
-    /// one-stream limit (apns.md C.1).
-    mutating func evaluate(
-        _ head: RequestHead,
-        body: [UInt8],
-        now: Date,
-        policy: RequestPolicy,
-        makeID: () -> String
-    ) -> (evaluation: Evaluation, settings: Int?) {
-        requestsReceived += 1
+    enum ReadCompleteAction: Equatable, Sendable {
+        case none
+        case flush
+    }
+
+    mutating func readComplete(now: NIODeadline) -> ReadCompleteAction {
+        isReading = false
+        lastActivity = now
+        guard needsFlush else { return .none }
+        needsFlush = false
+        return .flush
+    }
+
+    // MARK: Answering
+
+    /// What the rules said about a request, for `EmulatorCore.handle`.
+    struct RuleCheck: Sendable {
+        var evaluation: Evaluation
+        /// Complete requests on this connection so far, this one included (fault rules count them).
+        var requestIndex: Int
+        /// A new MAX_CONCURRENT_STREAMS to write first: the first valid token lifts the limit.
         var settings: Int?
-        let givenID = head.apnsID
-        func reject(_ reason: APNSReason, _ token: String? = nil) -> (Evaluation, Int?) {
-            let id = givenID.flatMap { RequestSyntax.isUUID($0) ? $0 : nil } ?? makeID()
-            return (.rejected(reason, apnsID: id, deviceToken: token), settings)
-        }
+    }
 
-        if head.hasDuplicates { return reject(.duplicateHeaders) }
-        guard head.method == "POST" else { return reject(.methodNotAllowed) }
-        guard let path = head.path, path.hasPrefix("/3/device/") else { return reject(.badPath) }
-        let token = path.dropFirst("/3/device/".count)
-        if token.isEmpty { return reject(.missingDeviceToken) }
-        // Byte checks: `StringProtocol.contains(_:)` goes through Foundation (visible in profiles).
-        if token.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }) { return reject(.badPath) }
-        if let id = givenID, !RequestSyntax.isUUID(id) { return reject(.badMessageId) }
-        let apnsID = givenID ?? makeID()
-
-        // Authentication.
-        var keyBundleIDs: Set<String>?
-        switch authentication {
-        case .token:
-            if isWedged { return reject(.expiredProviderToken) }
-            switch authenticate(head.authorization, now: now, policy: policy) {
-            case .failure(let reason):
-                return reject(reason)
-            case .success(let key):
-                keyBundleIDs = key.bundleIDs
-                if !hasValidatedToken {
-                    hasValidatedToken = true
-                    if !isThrottled { settings = setAdvertised(configuredStreamLimit) }
-                }
-            }
-        case .certificate:
-            break  // APNs ignores `authorization` on certificate connections (apns.md A.2).
-        }
-
-        // Push type and topic.
-        var pushType: APNSPushType?
-        if let text = head.pushType {
-            guard let type = APNSPushType(rawValue: text) else { return reject(.invalidPushType) }
-            pushType = type
-        }
-        let topic: String
-        let bundleID: String
-        switch authentication {
-        case .certificate(let base):
-            // pushy: base, base.voip, base.complication; anything else is BadTopic (apns.md B.4).
-            topic = head.topic ?? base
-            guard topic == base || topic == base + ".voip" || topic == base + ".complication" else {
-                return reject(.badTopic)
-            }
-            bundleID = base
-            let implied: APNSPushType =
-                topic.hasSuffix(".voip") ? .voip : topic.hasSuffix(".complication") ? .complication : .alert
-            if pushType == .location { return reject(.invalidPushType) }  // token-only (apns.md A.3)
-            if let type = pushType, type != implied, !(implied == .alert && type.topicSuffix.isEmpty) {
-                return reject(.invalidPushType)
-            }
-            pushType = pushType ?? implied
-        case .token:
-            guard let text = head.topic else { return reject(.missingTopic) }
-            guard RequestSyntax.isValidTopic(text) else { return reject(.badTopic) }
-            topic = text
-            switch Self.resolve(topic: text, pushType: pushType, policy: policy) {
-            case .failure(let reason): return reject(reason)
-            case .success(let resolvedBundleID, let resolvedType):
-                bundleID = resolvedBundleID
-                pushType = resolvedType
-            }
-            if let allowed = keyBundleIDs, !allowed.contains(bundleID) { return reject(.topicDisallowed) }
-        }
-        let type = pushType ?? .alert
-
-        // Priority: 10, 5 or 1; default 10 (apns.md A.2).
-        var priority = 10
-        if let text = head.priority {
-            switch text {
-            case "10": priority = 10
-            case "5": priority = 5
-            case "1": priority = 1
-            default: return reject(.badPriority)
-            }
-        } else if type == .background {
-            priority = 5  // Omitted on a background push: treated as 5, not rejected.
-        }
-        // "Using priority 10 is an error" for background pushes (apns.md A.3). Apple's reply is not
-        // documented; the emulator answers BadPriority.
-        if type == .background, priority == 10 { return reject(.badPriority) }
-
-        var expiration: Int64?
-        if let text = head.expiration {
-            guard let seconds = RequestSyntax.epochSeconds(text) else { return reject(.badExpirationDate) }
-            expiration = seconds
-        }
-        if let collapse = head.collapseID, collapse.utf8.count > 64 { return reject(.badCollapseId) }
-
-        if body.isEmpty { return reject(.payloadEmpty) }
-        if body.count > type.maximumPayloadSize { return reject(.payloadTooLarge) }
-        // A background push may not ask for user interaction (apns.md D.4); Apple's reply is not
-        // documented, the emulator answers InvalidPushType.
-        if type == .background, Self.requestsUserInteraction(body) { return reject(.invalidPushType) }
-
-        guard RequestSyntax.isDeviceToken(token) else { return reject(.badDeviceToken) }
-
-        return (
-            .accepted(
-                ValidatedRequest(
-                    deviceToken: token.lowercased(),
-                    bundleID: bundleID,
-                    topic: topic,
-                    pushType: type,
-                    priority: priority,
-                    expiration: expiration,
-                    collapseID: head.collapseID,
-                    apnsID: apnsID,
-                    headers: head.recorded,
-                    payload: body
-                )
-            ),
-            settings
+    /// Checks a complete request against the connection's rules (see `ConnectionRules.evaluate`).
+    mutating func evaluate(_ request: ReceivedRequest, now: Date, policy: RequestPolicy) -> RuleCheck {
+        var ids = self.ids
+        defer { self.ids = ids }
+        let (evaluation, settings) = rules.evaluate(
+            request.head, body: request.body, now: now, policy: policy, makeID: { ids.next(uppercase: true) }
         )
+        if settings != nil { wrote() }
+        return RuleCheck(evaluation: evaluation, requestIndex: rules.requestsReceived, settings: settings)
     }
 
-    private enum AuthResult {
-        case success(APNSEmulatorAuthKey)
-        case failure(APNSReason)
+    /// One answer to write: SETTINGS first if the limit changes, then HEADERS (+ DATA), then GOAWAY
+    /// if the connection must go.
+    struct Answer: Sendable {
+        var streamID: HTTP2StreamID
+        /// MAX_CONCURRENT_STREAMS to advertise before the answer (apns.md C.2).
+        var settings: Int?
+        var status: Int
+        var apnsID: String
+        /// Nil on success: HEADERS only, with END_STREAM (apns.md A.5).
+        var reason: APNSReason?
+        var timestamp: Date?
+        /// `apns-unique-id` (sandbox successes).
+        var uniqueID: String?
+        var goAway: GoAway?
+        /// Flush after writing: outside a read batch, or a GOAWAY that must leave now.
+        var flush: Bool
     }
 
-    /// apns.md B.1–B.2: bearer token, cached verification per token string, environment-scoped keys,
-    /// one team and related keys per connection, `iat` age, token changes at most every 20 minutes.
-    private mutating func authenticate(_ authorization: String?, now: Date, policy: RequestPolicy) -> AuthResult {
-        guard let authorization, authorization.utf8.count > 7,
-            authorization.utf8.prefix(7).lazy.map({ $0 | 0x20 }).elementsEqual("bearer ".utf8)  // ASCII, any case
-        else { return .failure(.missingProviderToken) }
-        let token = authorization.dropFirst(7)
-        if token.isEmpty { return .failure(.missingProviderToken) }
+    struct GoAway: Equatable, Sendable {
+        var lastStreamID: HTTP2StreamID
+        var reason: APNSReason
+        /// Sent because the connection spent its error budget (apns.md C.4), for the counters.
+        var errorBudgetSpent = false
+    }
 
-        let check: TokenCheck
-        // Nearly every request repeats the connection's current token: a byte comparison settles
-        // it without hashing ~200 bytes or verifying a signature again (verify once per connection).
-        let isCurrent = currentToken.map { $0.utf8.elementsEqual(token.utf8) } ?? false
-        if isCurrent, let current = currentCheck {
-            check = current
-        } else if let cached = tokenCache[token] {
-            check = cached
-        } else {
-            check = policy.verifier.verify(token)
-            if tokenCache.count >= 8 { tokenCache.removeAll(keepingCapacity: true) }
-            tokenCache[token] = check
-        }
-        guard case .valid(let verified) = check, let key = policy.verifier.keys[verified.keyID] else {
-            if case .invalid(let reason) = check { return .failure(reason) }
-            return .failure(.invalidProviderToken)
-        }
-        if let environment = key.environment, environment != policy.environment {
-            return .failure(.badEnvironmentKeyIdInToken)
-        }
-        if let team = boundTeamID, team != verified.teamID {
-            // One team per connection; pushy's mock and Apple (pushy#399) say InvalidProviderToken.
-            return .failure(.invalidProviderToken)
-        }
-        if let boundKeyID, boundKeyID != key.keyID, let bound = policy.verifier.keys[boundKeyID] {
-            let bothTeamScoped = bound.bundleIDs == nil && key.bundleIDs == nil
-            let related = bound.relatedKeyID == key.keyID || key.relatedKeyID == bound.keyID
-            if !bothTeamScoped && !related { return .failure(.unrelatedKeyIdInToken) }
-        }
-        let age = now.timeIntervalSince(verified.issuedAt)
-        if abs(age) > policy.tokenMaximumAge { return .failure(.expiredProviderToken) }
+    enum AnswerAction: Sendable {
+        case none
+        case respond(Answer)
+        /// Call `answerDue` for this stream after `delay`.
+        case respondLater(HTTP2StreamID, delay: Duration, Outcome)
+        /// Close the TCP connection abruptly (fault injection).
+        case resetConnection
+    }
 
-        if !isCurrent {
-            if let last = lastTokenChange, now.timeIntervalSince(last) < policy.tokenUpdateInterval {
-                return .failure(.tooManyProviderTokenUpdates)
+    /// The core decided what to do with the request on `id`.
+    mutating func decided(_ outcome: Outcome, for id: HTTP2StreamID) -> AnswerAction {
+        if outcome.wedge { rules.isWedged = true }
+        switch outcome.action {
+        case .resetConnection:
+            state = .closed
+            return .resetConnection
+        case .neverRespond:
+            unanswered.insert(id)
+            return .none
+        case .respond:
+            if let delay = outcome.delay {
+                unanswered.insert(id)
+                return .respondLater(id, delay: delay, outcome)
             }
-            currentToken = token
-            currentCheck = check
-            lastTokenChange = now
+            return answer(id, outcome) ?? .none
         }
-        boundTeamID = verified.teamID
-        if boundKeyID == nil { boundKeyID = key.keyID }
-        return .success(key)
     }
 
-    private enum TopicResult {
-        case success(bundleID: String, pushType: APNSPushType)
-        case failure(APNSReason)
+    /// A delayed answer's time came.
+    mutating func answerDue(_ id: HTTP2StreamID, _ outcome: Outcome) -> AnswerAction {
+        guard unanswered.remove(id) != nil else { return .none }  // Reset or closed meanwhile.
+        return answer(id, outcome) ?? .none
     }
 
-    /// The topic must be a known bundle id plus the push type's suffix (apns.md A.3). A known bundle
-    /// with another type's suffix → InvalidPushType; an unknown bundle → TopicDisallowed.
-    private static func resolve(topic: String, pushType: APNSPushType?, policy: RequestPolicy) -> TopicResult {
-        if let pushType {
-            let suffix = pushType.topicSuffix
-            if topic.hasSuffix(suffix) {
-                let base = topic.dropLast(suffix.count)
-                if !base.isEmpty, policy.allows(bundleID: base) {
-                    if !suffix.isEmpty || policy.bundleIDs.isEmpty == false || !hasKnownSuffix(topic) {
-                        return .success(bundleID: String(base), pushType: pushType)
-                    }
-                }
+    // MARK: Connection-level events (the emulator's API, the idle timer)
+
+    enum GoAwayAction: Equatable, Sendable {
+        case none
+        /// Write GOAWAY with the reason as debug data, flush, and close the connection shortly.
+        case goAway(GoAway)
+    }
+
+    /// GOAWAY on demand: shutdown, or the API (apns.md A.5, C.4).
+    mutating func goAwayRequested(reason: APNSReason) -> GoAwayAction {
+        goAway(reason: reason, lastStreamID: highestStreamID).map(GoAwayAction.goAway) ?? .none
+    }
+
+    /// Close without GOAWAY; the handler resets the TCP connection.
+    mutating func resetRequested() {
+        state = .closed
+    }
+
+    /// Write SETTINGS with `settings` if any, reset `refused` with REFUSED_STREAM, and flush.
+    struct StreamLimitChange: Equatable, Sendable {
+        var settings: Int?
+        var refused: [HTTP2StreamID]
+    }
+
+    /// The operator changed MAX_CONCURRENT_STREAMS; optionally refuse accepted-but-unanswered
+    /// streams above the new limit, newest first (apns.md C.2: "in-flight streams get REFUSED_STREAM").
+    mutating func streamLimitChanged(_ limit: Int, refuseExcessInFlight: Bool) -> StreamLimitChange {
+        let settings = rules.changeConfiguredStreamLimit(limit)
+        var refused: [HTTP2StreamID] = []
+        if refuseExcessInFlight, openStreams.count > limit {
+            refused = Array(unanswered.sorted(by: >).prefix(openStreams.count - limit))
+            for id in refused {
+                openStreams.remove(id)
+                unanswered.remove(id)
             }
-            if let (base, _) = splitKnownSuffix(topic), policy.allows(bundleID: base) {
-                return .failure(.invalidPushType)
-            }
-            if policy.allows(bundleID: Substring(topic)) { return .failure(.invalidPushType) }
-            return .failure(.topicDisallowed)
         }
-        // No apns-push-type: infer it from the suffix (recommended, not required, on iOS).
-        if let (base, type) = splitKnownSuffix(topic), policy.allows(bundleID: base) {
-            return .success(bundleID: String(base), pushType: type)
-        }
-        if policy.allows(bundleID: Substring(topic)) { return .success(bundleID: topic, pushType: .alert) }
-        return .failure(.topicDisallowed)
+        needsFlush = false
+        return StreamLimitChange(settings: settings, refused: refused)
     }
 
-    private static let suffixedTypes: [APNSPushType] = APNSPushType.allCases
-        .filter { !$0.topicSuffix.isEmpty }
-        .sorted { $0.topicSuffix.count > $1.topicSuffix.count }
+    /// Answer `ExpiredProviderToken` to everything from now on.
+    mutating func wedge() {
+        rules.isWedged = true
+    }
 
-    private static func hasKnownSuffix(_ topic: String) -> Bool { splitKnownSuffix(topic) != nil }
+    /// When the idle timer should first fire; nil without an idle timeout.
+    var idleDeadline: NIODeadline? { idleTimeout.map { lastActivity + $0 } }
 
-    private static func splitKnownSuffix(_ topic: String) -> (Substring, APNSPushType)? {
-        for type in suffixedTypes where topic.hasSuffix(type.topicSuffix) {
-            let base = topic.dropLast(type.topicSuffix.count)
-            if !base.isEmpty { return (base, type) }
+    enum IdleAction: Equatable, Sendable {
+        /// Closing or closed: no more checks.
+        case stop
+        case goAway(GoAway)
+        case checkAgain(at: NIODeadline)
+    }
+
+    /// Idle for the whole timeout with nothing owed to the client: GOAWAY `IdleTimeout`.
+    mutating func idleTimerFired(now: NIODeadline) -> IdleAction {
+        guard let idleTimeout, state == .open else { return .stop }
+        let deadline = lastActivity + idleTimeout
+        if now >= deadline, unanswered.isEmpty, let goAway = goAway(reason: .idleTimeout, lastStreamID: highestStreamID) {
+            return .goAway(goAway)
         }
-        return nil
+        // Withheld answers keep an idle connection open; look again a timeout later.
+        return .checkAgain(at: deadline > now ? deadline : now + idleTimeout)
     }
 
-    /// True when `aps` has `alert`, `badge` or `sound`.
-    static func requestsUserInteraction(_ body: [UInt8]) -> Bool {
-        guard case .object(let aps)? = (try? JSONParser.parse(body))?["aps"] else { return false }
-        return aps["alert"] != nil || aps["badge"] != nil || aps["sound"] != nil
+    /// The channel is gone: nothing is answered any more.
+    mutating func channelInactive() {
+        state = .closed
+        arriving.removeAll()
+        unanswered.removeAll()
     }
+
+    // MARK: Internals
+
+    private mutating func complete(_ id: HTTP2StreamID, _ stream: ArrivingStream) -> StreamAction {
+        if case .closing(let last) = state, id > last { return .none }
+        if state == .closed { return .none }
+        return .decide(ReceivedRequest(streamID: id, head: RequestHead(stream.head), body: stream.body))
+    }
+
+    private mutating func answer(_ id: HTTP2StreamID, _ outcome: Outcome) -> AnswerAction? {
+        guard case .respond(let status, let reason, let timestamp, let uniqueID) = outcome.action else { return nil }
+        var answer = Answer(
+            streamID: id,
+            settings: rules.responded(status: status, throttleOnReject: outcome.throttleOnReject),
+            status: status, apnsID: outcome.apnsID, reason: reason, timestamp: timestamp,
+            uniqueID: uniqueID ? ids.next(uppercase: false) : nil,
+            flush: false
+        )
+        if let reason, rules.countError(status: status, reason: reason, budget: outcome.errorBudget) {
+            answer.goAway = goAway(reason: reason, lastStreamID: id, errorBudgetSpent: true)
+        }
+        if answer.goAway == nil, let reason = outcome.goAwayAfter {
+            answer.goAway = goAway(reason: reason, lastStreamID: id)
+        }
+        answer.flush = answer.goAway != nil ? flushed() : wrote()
+        return .respond(answer)
+    }
+
+    /// Starts closing; nil when already closing or closed (one GOAWAY per connection).
+    private mutating func goAway(reason: APNSReason, lastStreamID: HTTP2StreamID, errorBudgetSpent: Bool = false) -> GoAway? {
+        guard state == .open else { return nil }
+        state = .closing(lastStreamID: lastStreamID)
+        needsFlush = false  // A GOAWAY is flushed at once, with everything before it.
+        return GoAway(lastStreamID: lastStreamID, reason: reason, errorBudgetSpent: errorBudgetSpent)
+    }
+
+    /// Records a write; returns whether to flush it now (outside a read batch).
+    @discardableResult
+    private mutating func wrote() -> Bool {
+        if isReading {
+            needsFlush = true
+            return false
+        }
+        return flushed()
+    }
+
+    private mutating func flushed() -> Bool {
+        needsFlush = false
+        return true
+    }
+}
+
+extension HTTP2Frame.FramePayload.Data {
+    /// What the frame counts against the receive windows: payload and padding (RFC 9113 §6.9.1).
+    var flowControlledLength: Int { data.readableBytes + (paddingBytes.map { $0 + 1 } ?? 0) }
 }

@@ -1,4 +1,5 @@
 import APNSCore
+import EmulatorTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP2
@@ -85,17 +86,17 @@ struct ConnectionTests {
             defer { Task { await client.close() } }
             let first = key.token(issuedAt: clock.now)
             #expect(try await client.send(.push(token: tokenA, jwt: first)).status == 200)
-            clock.advance(5 * 60)
+            clock.advance(by: 5 * 60)
             let second = key.token(issuedAt: clock.now)
             let early = try await client.send(.push(token: tokenA, jwt: second))
             #expect(early.status == 429)
             #expect(early.reason == "TooManyProviderTokenUpdates")
             // The old token still works; the new one is accepted 20 minutes after the last change.
             #expect(try await client.send(.push(token: tokenA, jwt: first)).status == 200)
-            clock.advance(15 * 60)
+            clock.advance(by: 15 * 60)
             #expect(try await client.send(.push(token: tokenA, jwt: second)).status == 200)
             // 60 minutes after its iat the first token has expired.
-            clock.advance(41 * 60)
+            clock.advance(by: 41 * 60)
             #expect(try await client.send(.push(token: tokenA, jwt: first)).reason == "ExpiredProviderToken")
         }
     }
@@ -127,8 +128,8 @@ struct ConnectionTests {
     }
 }
 
-@Suite("The connection state machine, without sockets")
-struct ConnectionStateMachineTests {
+@Suite("The connection rules, without sockets")
+struct ConnectionRulesTests {
     let key = TestKey()
 
     func policy() -> RequestPolicy {
@@ -152,28 +153,28 @@ struct ConnectionStateMachineTests {
 
     @Test("First valid token raises the limit once; token changes are rate limited")
     func transitions() {
-        var machine = ConnectionStateMachine(authentication: .token, configuredStreamLimit: 1000, initialStreamsBeforeAuthentication: 1)
+        var rules = ConnectionRules(authentication: .token, configuredStreamLimit: 1000, initialStreamsBeforeAuthentication: 1)
         let policy = policy()
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         let body = Array(#"{"aps":{}}"#.utf8)
         let first = key.token(issuedAt: start)
-        let r1 = machine.evaluate(head(first), body: body, now: start, policy: policy, makeID: { "ID" })
+        let r1 = rules.evaluate(head(first), body: body, now: start, policy: policy, makeID: { "ID" })
         #expect(reason(r1) == nil)
         #expect(r1.settings == 1000)
-        let r2 = machine.evaluate(head(first), body: body, now: start, policy: policy, makeID: { "ID" })
+        let r2 = rules.evaluate(head(first), body: body, now: start, policy: policy, makeID: { "ID" })
         #expect(r2.settings == nil)
         let second = key.token(issuedAt: start.addingTimeInterval(60))
-        #expect(reason(machine.evaluate(head(second), body: body, now: start.addingTimeInterval(60), policy: policy, makeID: { "ID" })) == .tooManyProviderTokenUpdates)
-        #expect(reason(machine.evaluate(head(second), body: body, now: start.addingTimeInterval(20 * 60), policy: policy, makeID: { "ID" })) == nil)
-        #expect(machine.requestsReceived == 4)
+        #expect(reason(rules.evaluate(head(second), body: body, now: start.addingTimeInterval(60), policy: policy, makeID: { "ID" })) == .tooManyProviderTokenUpdates)
+        #expect(reason(rules.evaluate(head(second), body: body, now: start.addingTimeInterval(20 * 60), policy: policy, makeID: { "ID" })) == nil)
+        #expect(rules.requestsReceived == 4)
     }
 
     @Test("Throttle on reject drops the limit to 1 and restores it after a 200")
     func throttle() {
-        var machine = ConnectionStateMachine(authentication: .certificate(baseTopic: "com.example.app"), configuredStreamLimit: 500, initialStreamsBeforeAuthentication: 1)
-        #expect(machine.advertisedStreamLimit == 500)
-        #expect(machine.responded(status: 400, throttleOnReject: true) == 1)
-        #expect(machine.responded(status: 400, throttleOnReject: true) == nil)
-        #expect(machine.responded(status: 200, throttleOnReject: true) == 500)
+        var rules = ConnectionRules(authentication: .certificate(baseTopic: "com.example.app"), configuredStreamLimit: 500, initialStreamsBeforeAuthentication: 1)
+        #expect(rules.advertisedStreamLimit == 500)
+        #expect(rules.responded(status: 400, throttleOnReject: true) == 1)
+        #expect(rules.responded(status: 400, throttleOnReject: true) == nil)
+        #expect(rules.responded(status: 200, throttleOnReject: true) == 500)
     }
 }

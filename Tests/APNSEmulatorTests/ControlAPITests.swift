@@ -1,4 +1,5 @@
 import APNSCore
+import EmulatorTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import APNSCore
+import EmulatorTestSupport
 import Foundation
 import Testing
 
@@ -8,17 +9,17 @@ import Testing
 struct ErrorBudgetTests {
     @Test("Pure: 4xx other than 410 count; BadDeviceToken has its own lower limit")
     func machine() {
-        var machine = ConnectionStateMachine(authentication: .token, configuredStreamLimit: 1000, initialStreamsBeforeAuthentication: 1)
+        var rules = ConnectionRules(authentication: .token, configuredStreamLimit: 1000, initialStreamsBeforeAuthentication: 1)
         let budget = APNSEmulatorErrorBudget(errors: 3, badDeviceTokenErrors: 2)
         let answers: [(Int, APNSReason)] = [
             (410, .unregistered), (500, .internalServerError), (400, .badDeviceToken), (400, .badDeviceToken),
         ]
-        let unbudgeted = machine.countError(status: 400, reason: .badTopic, budget: nil)
+        let unbudgeted = rules.countError(status: 400, reason: .badTopic, budget: nil)
         #expect(!unbudgeted)
-        var exhausted = answers.map { machine.countError(status: $0.0, reason: $0.1, budget: budget) }
+        var exhausted = answers.map { rules.countError(status: $0.0, reason: $0.1, budget: budget) }
         #expect(exhausted == [false, false, false, true])
 
-        var other = ConnectionStateMachine(authentication: .token, configuredStreamLimit: 1000, initialStreamsBeforeAuthentication: 1)
+        var other = ConnectionRules(authentication: .token, configuredStreamLimit: 1000, initialStreamsBeforeAuthentication: 1)
         let mixed: [(Int, APNSReason)] = [(400, .badTopic), (403, .invalidProviderToken), (413, .payloadTooLarge)]
         exhausted = mixed.map { other.countError(status: $0.0, reason: $0.1, budget: budget) }
         #expect(exhausted == [false, false, true])

@@ -1,4 +1,5 @@
 import APNSCore
+import EmulatorTestSupport
 import Foundation
 import Testing
 
@@ -66,7 +67,7 @@ struct StoreAndForwardTests {
             #expect(emulator.storedNotification(for: tokenA) == nil)
             #expect(try await client.send(alert("soon", jwt: jwt, extra: [("apns-expiration", "\(now + 60)")])).status == 200)
             #expect(emulator.storedNotification(for: tokenA) != nil)
-            clock.advance(61)
+            clock.advance(by: 61)
             try emulator.setDeviceOnline(token: tokenA, true)
             #expect(emulator.deliveries(to: tokenA).isEmpty)
             #expect(emulator.discardedCount(for: tokenA) == 3)

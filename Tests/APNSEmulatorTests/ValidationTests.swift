@@ -1,4 +1,5 @@
 import APNSCore
+import EmulatorTestSupport
 import Foundation
 import Testing
 
@@ -186,10 +187,10 @@ struct ValidationTests {
         let clock = TestClock()
         try await withEmulator(clock: clock) { emulator, key in
             try emulator.registerDevice(token: tokenA, bundleID: "com.example.app")
-            clock.advance(10)
+            clock.advance(by: 10)
             try emulator.unregisterDevice(token: tokenA)
             let unregisteredAt = clock.now
-            clock.advance(60)
+            clock.advance(by: 60)
             let client = try await TestClient.connect(to: emulator)
             defer { Task { await client.close() } }
             let response = try await client.send(.push(token: tokenA, jwt: key.token(issuedAt: clock.now)))

@@ -1,6 +1,7 @@
 import APNS
 import APNSCore
 import APNSEmulator
+import EmulatorTestSupport
 import Foundation
 import NIOSSL
 import Testing

@@ -1,20 +1,10 @@
 import APNS
 import APNSCore
 import APNSEmulator
-import Crypto
 import CoreMetrics
+import EmulatorTestSupport
 import Foundation
-import NIOConcurrencyHelpers
 import NIOSSL
-
-/// A settable clock shared by the emulator and the client's token source.
-final class TestClock: Sendable {
-    private let value: NIOLockedValueBox<Date>
-    init(_ start: Date = Date()) { value = NIOLockedValueBox(start) }
-    var now: Date { value.withLockedValue { $0 } }
-    func advance(by seconds: TimeInterval) { value.withLockedValue { $0 += seconds } }
-    var function: @Sendable () -> Date { { self.now } }
-}
 
 /// One emulator and one client that trusts it, for a test's lifetime.
 struct EmulatorHarness {
@@ -36,41 +26,32 @@ struct EmulatorHarness {
         metrics: (any MetricsFactory)? = nil,
         _ body: (EmulatorHarness) async throws -> Result
     ) async throws -> Result {
-        let key = P256.Signing.PrivateKey()
-        var emulatorConfiguration = APNSEmulatorConfiguration(
-            authKeys: [APNSEmulatorAuthKey(keyID: keyID, teamID: teamID, publicKey: key.publicKey)],
-            bundleIDs: [], environment: .sandbox, autoRegister: true
-        )
-        emulatorConfiguration.threads = 1
-        if let emulatorClock { emulatorConfiguration.now = emulatorClock.function }
-        configureEmulator(&emulatorConfiguration)
-        let emulator = try APNSEmulator(configuration: emulatorConfiguration)
-        try await emulator.start()
-
-        var clientConfiguration = APNSClientConfiguration(
-            endpointOverride: ("127.0.0.1", emulator.port),
-            additionalTrustRoots: [try NIOSSLCertificate(bytes: Array(emulator.caCertificatePEM!.utf8), format: .pem)],
-            connectionsPerPool: 1,
-            retry: APNSRetryPolicy(maximumAttempts: 4, backoff: APNSBackoff(base: 0.01, cap: 0.05)),
-            reconnectBackoff: APNSBackoff(base: 0.01, cap: 0.05)
-        )
-        configureClient(&clientConfiguration)
-        let client = APNSClient(configuration: clientConfiguration, metricsFactory: metrics)
-        // Without an injected clock the client's stands still at the test's start: tokens are
-        // minted once, which is all a test of a few seconds needs.
-        let clock = clientClock ?? TestClock()
-        let signingKey = APNSSigningKey(teamID: teamID, keyID: keyID, privateKey: key)
-        let source = APNSProviderTokenSource(key: signingKey, now: clock.function)
-        let harness = EmulatorHarness(emulator: emulator, client: client, source: source)
-        do {
-            let result = try await body(harness)
-            await client.shutdown()
-            try await emulator.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            try? await emulator.shutdown()
-            throw error
+        try await withEmulator(
+            key: TestKey(keyID: keyID, teamID: teamID), bundleIDs: [], clock: emulatorClock, configure: configureEmulator
+        ) { emulator, key in
+            var clientConfiguration = APNSClientConfiguration(
+                endpointOverride: ("127.0.0.1", emulator.port),
+                additionalTrustRoots: [try NIOSSLCertificate(bytes: Array(emulator.caCertificatePEM!.utf8), format: .pem)],
+                connectionsPerPool: 1,
+                retry: APNSRetryPolicy(maximumAttempts: 4, backoff: APNSBackoff(base: 0.01, cap: 0.05)),
+                reconnectBackoff: APNSBackoff(base: 0.01, cap: 0.05)
+            )
+            configureClient(&clientConfiguration)
+            let client = APNSClient(configuration: clientConfiguration, metricsFactory: metrics)
+            // Without an injected clock the client's stands still at the test's start: tokens are
+            // minted once, which is all a test of a few seconds needs.
+            let clock = clientClock ?? TestClock()
+            let signingKey = APNSSigningKey(teamID: teamID, keyID: keyID, privateKey: key.privateKey)
+            let source = APNSProviderTokenSource(key: signingKey, now: clock.function)
+            let harness = EmulatorHarness(emulator: emulator, client: client, source: source)
+            do {
+                let result = try await body(harness)
+                await client.shutdown()
+                return result
+            } catch {
+                await client.shutdown()
+                throw error
+            }
         }
     }
 

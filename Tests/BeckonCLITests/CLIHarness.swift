@@ -1,6 +1,7 @@
 import APNSCore
 import APNSEmulator
 import Crypto
+import EmulatorTestSupport
 import Foundation
 
 /// Runs the built `beckon` binary against an in-process emulator.
@@ -31,26 +32,15 @@ struct CLIHarness {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let key = P256.Signing.PrivateKey()
+        let key = TestKey(keyID: keyID, teamID: teamID)
         let keyFile = directory.appendingPathComponent("AuthKey.p8").path
-        try key.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        try key.privateKey.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
         let caFile = directory.appendingPathComponent("ca.pem").path
-
-        var configuration = APNSEmulatorConfiguration(
-            authKeys: [APNSEmulatorAuthKey(keyID: keyID, teamID: teamID, publicKey: key.publicKey)],
-            bundleIDs: [], environment: .sandbox, autoRegister: true)
-        configuration.threads = 1
-        configuration.caCertificateOutputPath = caFile
-        let emulator = try APNSEmulator(configuration: configuration)
-        try await emulator.start()
-        let harness = CLIHarness(emulator: emulator, directory: directory, keyFile: keyFile, caFile: caFile, publicKey: key.publicKey)
-        do {
-            try await body(harness)
-        } catch {
-            try? await emulator.shutdown()
-            throw error
+        try await withEmulator(key: key, bundleIDs: [], configure: { $0.caCertificateOutputPath = caFile }) { emulator, _ in
+            try await body(
+                CLIHarness(emulator: emulator, directory: directory, keyFile: keyFile, caFile: caFile, publicKey: key.privateKey.publicKey)
+            )
         }
-        try await emulator.shutdown()
     }
 
     static func newToken() -> String {

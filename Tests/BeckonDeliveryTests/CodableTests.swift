@@ -2,10 +2,10 @@ import BeckonProtocol
 import APNSCore
 import BeckonDelivery
 import Foundation
-import XCTest
+import Testing
 
 /// The planner is persisted between events, so it must round-trip; its pushes go to the outbox rendered.
-final class CodableTests: XCTestCase {
+@Suite struct CodableTests {
     private func roundTrip<T: Codable>(_ value: T) throws -> T {
         try JSONDecoder().decode(T.self, from: try JSONEncoder().encode(value))
     }
@@ -35,24 +35,24 @@ final class CodableTests: XCTestCase {
         return actions
     }
 
-    func testPlannerMidFlightRoundTripsWithIdenticalFuture() throws {
+    @Test func plannerMidFlightRoundTripsWithIdenticalFuture() throws {
         let original = midFlight()
-        XCTAssertNotNil(original.deadline)
+        #expect(original.deadline != nil)
         let restored = PlannerHarness(policy: original.planner.policy, device: original.device)
         restored.planner = try roundTrip(original.planner)
         // The policy is configuration, not saved state: the driver sets it again after decoding.
-        XCTAssertEqual(restored.planner.policy, DeliveryPolicy())
+        #expect(restored.planner.policy == DeliveryPolicy())
         restored.planner.policy = original.planner.policy
         restored.issued = original.issued
-        XCTAssertEqual(restored.planner, original.planner)
-        XCTAssertEqual(restored.planner.nextDeadline, original.planner.nextDeadline)
+        #expect(restored.planner == original.planner)
+        #expect(restored.planner.nextDeadline == original.planner.nextDeadline)
 
         let expected = future(original)
-        XCTAssertEqual(future(restored), expected)
-        XCTAssertGreaterThan(pushes(expected).count, 3, "the future is not trivially empty")
+        #expect(future(restored) == expected)
+        #expect(pushes(expected).count > 3, "the future is not trivially empty")
     }
 
-    func testPlannedPushesRenderForTheOutbox() throws {
+    @Test func plannedPushesRenderForTheOutbox() throws {
         let key = Data(repeating: 1, count: 32)
         var device = PlannerDevice(
             hasRemoteToken: true, hasVoIPToken: true, capabilities: DeviceCapabilities(notificationServiceExtension: true),
@@ -65,14 +65,14 @@ final class CodableTests: XCTestCase {
         device.hasVoIPToken = false
         harness.device = device
         sent += pushes(harness.arrive(message("c2", kind: .call), at: 3))
-        XCTAssertEqual(sent.map(\.notification.pushType), [.alert, .voip, .background, .alert])
+        #expect(sent.map(\.notification.pushType) == [.alert, .voip, .background, .alert])
         for push in sent {
             // What the outbox stores and the dispatcher sends: the push's own id, topic and body.
             let rendered = try push.rendered(bundleID: bundleID)
-            XCTAssertEqual(rendered.apnsID, push.id)
-            XCTAssertEqual(rendered.pushType, push.notification.pushType)
-            XCTAssertEqual(rendered.payload, push.notification.encodedPayload())
-            XCTAssertEqual(try request(push).topic, push.notification.pushType == .voip ? bundleID + ".voip" : bundleID)
+            #expect(rendered.apnsID == push.id)
+            #expect(rendered.pushType == push.notification.pushType)
+            #expect(rendered.payload == push.notification.encodedPayload())
+            #expect(try request(push).topic == (push.notification.pushType == .voip ? bundleID + ".voip" : bundleID))
         }
     }
 

@@ -1,30 +1,30 @@
 import BeckonProtocol
 import BeckonDelivery
 import Foundation
-import XCTest
+import Testing
 
-final class DeliveryPolicyTests: XCTestCase {
-    func testDefaults() {
+@Suite struct DeliveryPolicyTests {
+    @Test func defaults() {
         let policy = DeliveryPolicy()
-        XCTAssertEqual(policy.strategy, .wake)
-        XCTAssertEqual(policy.backgroundPushesPerHour, 3)
-        XCTAssertEqual(policy.backgroundThrottleWindow, 3600)
-        XCTAssertEqual(policy.reconnectWindow, 60)
-        XCTAssertEqual(policy.repushInitialDelay, 30)
-        XCTAssertEqual(policy.repushBackoffMultiplier, 2)
-        XCTAssertEqual(policy.repushLimit, 4)
-        XCTAssertEqual(policy.callRingInterval, 10)
-        XCTAssertEqual(policy.callTimeout, 45)
-        XCTAssertEqual(policy.messageLocKey, "BECKON_NEW_MESSAGE")
-        XCTAssertEqual(policy.missedCallLocKey, "BECKON_MISSED_CALL")
-        XCTAssertEqual(policy.callLocKey, "BECKON_CALL")
+        #expect(policy.strategy == .wake)
+        #expect(policy.backgroundPushesPerHour == 3)
+        #expect(policy.backgroundThrottleWindow == 3600)
+        #expect(policy.reconnectWindow == 60)
+        #expect(policy.repushInitialDelay == 30)
+        #expect(policy.repushBackoffMultiplier == 2)
+        #expect(policy.repushLimit == 4)
+        #expect(policy.callRingInterval == 10)
+        #expect(policy.callTimeout == 45)
+        #expect(policy.messageLocKey == "BECKON_NEW_MESSAGE")
+        #expect(policy.missedCallLocKey == "BECKON_MISSED_CALL")
+        #expect(policy.callLocKey == "BECKON_CALL")
     }
 
-    func testStrategyRawValues() {
-        XCTAssertEqual(DeliveryStrategy.allCases.map(\.rawValue), ["wake", "service-extension", "filtering", "content"])
+    @Test func strategyRawValues() {
+        #expect(DeliveryStrategy.allCases.map(\.rawValue) == ["wake", "service-extension", "filtering", "content"])
     }
 
-    func testEffectiveStrategyFallbacks() {
+    @Test func effectiveStrategyFallbacks() {
         let wakeOnly = DeviceCapabilities(backgroundModes: ["remote-notification"])
         let nse = DeviceCapabilities(notificationServiceExtension: true)
         let nseFiltering = DeviceCapabilities(notificationServiceExtension: true, filtering: true)
@@ -33,25 +33,25 @@ final class DeliveryPolicyTests: XCTestCase {
         func effective(_ strategy: DeliveryStrategy, _ capabilities: DeviceCapabilities) -> DeliveryStrategy {
             DeliveryPolicy(strategy: strategy).effectiveStrategy(for: capabilities)
         }
-        XCTAssertEqual(effective(.wake, wakeOnly), .wake)
-        XCTAssertEqual(effective(.wake, nse), .serviceExtension, "no remote-notification mode: iOS won't launch the app")
-        XCTAssertEqual(effective(.wake, nothing), .serviceExtension, "a generic alert at least tells the user")
-        XCTAssertEqual(effective(.serviceExtension, nse), .serviceExtension)
-        XCTAssertEqual(effective(.serviceExtension, wakeOnly), .wake)
-        XCTAssertEqual(effective(.serviceExtension, nothing), .serviceExtension)
-        XCTAssertEqual(effective(.filtering, nseFiltering), .filtering)
-        XCTAssertEqual(effective(.filtering, nse), .serviceExtension, "filtering needs the entitlement")
-        XCTAssertEqual(effective(.filtering, filteringWithoutNSE), .wake, "filtering needs an extension")
-        XCTAssertEqual(effective(.content, nothing), .content)
-        XCTAssertEqual(effective(.content, nseFiltering), .content)
+        #expect(effective(.wake, wakeOnly) == .wake)
+        #expect(effective(.wake, nse) == .serviceExtension, "no remote-notification mode: iOS won't launch the app")
+        #expect(effective(.wake, nothing) == .serviceExtension, "a generic alert at least tells the user")
+        #expect(effective(.serviceExtension, nse) == .serviceExtension)
+        #expect(effective(.serviceExtension, wakeOnly) == .wake)
+        #expect(effective(.serviceExtension, nothing) == .serviceExtension)
+        #expect(effective(.filtering, nseFiltering) == .filtering)
+        #expect(effective(.filtering, nse) == .serviceExtension, "filtering needs the entitlement")
+        #expect(effective(.filtering, filteringWithoutNSE) == .wake, "filtering needs an extension")
+        #expect(effective(.content, nothing) == .content)
+        #expect(effective(.content, nseFiltering) == .content)
     }
 
-    func testCodableRoundTripAndMissingKeysTakeDefaults() throws {
+    @Test func codableRoundTripAndMissingKeysTakeDefaults() throws {
         var policy = DeliveryPolicy(strategy: .filtering, reconnectWindow: 90)
         policy.throttledAlertDelay = nil
         policy.alertSound = nil
         let data = try JSONEncoder().encode(policy)
-        XCTAssertEqual(try JSONDecoder().decode(DeliveryPolicy.self, from: data), policy)
+        #expect(try JSONDecoder().decode(DeliveryPolicy.self, from: data) == policy)
 
         let partial = try JSONDecoder().decode(
             DeliveryPolicy.self, from: Data(#"{"strategy":"service-extension","callTimeout":30}"#.utf8)
@@ -59,6 +59,6 @@ final class DeliveryPolicyTests: XCTestCase {
         var expected = DeliveryPolicy()
         expected.strategy = .serviceExtension
         expected.callTimeout = 30
-        XCTAssertEqual(partial, expected)
+        #expect(partial == expected)
     }
 }

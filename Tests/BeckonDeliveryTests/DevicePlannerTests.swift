@@ -2,34 +2,34 @@ import BeckonProtocol
 import APNSCore
 import BeckonDelivery
 import Foundation
-import XCTest
+import Testing
 
 /// When the planner pushes nothing, and the high-urgency rule.
-final class DevicePlannerTests: XCTestCase {
-    func testConnectedDeviceGetsNoPushForMessages() {
+@Suite struct DevicePlannerTests {
+    @Test func connectedDeviceGetsNoPushForMessages() {
         let harness = PlannerHarness()
         harness.connect(at: 0)
-        XCTAssertEqual(harness.arrive(message("m1"), at: 1), [])
-        XCTAssertEqual(harness.arrive(message("m2", urgency: .high), at: 2), [])
-        XCTAssertNil(harness.deadline)
+        #expect(harness.arrive(message("m1"), at: 1) == [])
+        #expect(harness.arrive(message("m2", urgency: .high), at: 2) == [])
+        #expect(harness.deadline == nil)
     }
 
-    func testLowUrgencyAndReceiptsAreNotPushed() {
+    @Test func lowUrgencyAndReceiptsAreNotPushed() {
         let harness = PlannerHarness()
-        XCTAssertEqual(harness.arrive(message("m1", urgency: .low), at: 0), [])
-        XCTAssertEqual(harness.arrive(message("r1", kind: .receipt), at: 1), [])
-        XCTAssertEqual(harness.arrive(message("r2", kind: .receipt, urgency: .high), at: 2), [], "receipts never alert")
-        XCTAssertNil(harness.deadline)
+        #expect(harness.arrive(message("m1", urgency: .low), at: 0) == [])
+        #expect(harness.arrive(message("r1", kind: .receipt), at: 1) == [])
+        #expect(harness.arrive(message("r2", kind: .receipt, urgency: .high), at: 2) == [], "receipts never alert")
+        #expect(harness.deadline == nil)
     }
 
-    func testNoTokenOrExpiredMessageIsNotPushed() {
+    @Test func noTokenOrExpiredMessageIsNotPushed() {
         let harness = PlannerHarness(device: PlannerDevice(hasRemoteToken: false))
-        XCTAssertEqual(harness.arrive(message("m1"), at: 0), [])
+        #expect(harness.arrive(message("m1"), at: 0) == [])
         harness.device = .wake
-        XCTAssertEqual(harness.arrive(message("m2", expiresAt: at(5)), at: 5), [])
+        #expect(harness.arrive(message("m2", expiresAt: at(5)), at: 5) == [])
     }
 
-    func testHighUrgencyAlertsAtOnceEvenUnderWake() throws {
+    @Test func highUrgencyAlertsAtOnceEvenUnderWake() throws {
         let harness = PlannerHarness()
         let push = try onlyPush(
             harness.arrive(
@@ -37,13 +37,12 @@ final class DevicePlannerTests: XCTestCase {
                 at: 0
             )
         )
-        XCTAssertEqual(push.reason, .urgentAlert)
-        XCTAssertEqual(push.strategy, .wake)
-        XCTAssertEqual(push.token, .remote)
-        XCTAssertEqual(push.id, pushID(1))
-        XCTAssertEqual(
-            try headers(push),
-            [
+        #expect(push.reason == .urgentAlert)
+        #expect(push.strategy == .wake)
+        #expect(push.token == .remote)
+        #expect(push.id == pushID(1))
+        #expect(
+            try headers(push) == [
                 "apns-push-type": "alert", "apns-topic": bundleID, "apns-priority": "10",
                 "apns-id": "00000000-0000-0000-0000-000000000001", "apns-collapse-id": "m1",
                 "apns-expiration": epoch(86_400),
@@ -60,13 +59,13 @@ final class DevicePlannerTests: XCTestCase {
                 "beckon": ["reason": "urgent-alert", "ids": ["m1"]],
             ]
         )
-        XCTAssertNil(harness.deadline, "an alert starts no reconnect window")
+        #expect(harness.deadline == nil, "an alert starts no reconnect window")
     }
 
-    func testExpirationNeverOutlivesTheMessage() throws {
+    @Test func expirationNeverOutlivesTheMessage() throws {
         let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .serviceExtension), device: .serviceExtension)
         let push = try onlyPush(harness.arrive(message("m1", expiresAt: at(600)), at: 0))
-        XCTAssertEqual(push.notification.expiration, .at(at(600)))
-        XCTAssertEqual(try headers(push)["apns-expiration"], epoch(600))
+        #expect(push.notification.expiration == .at(at(600)))
+        #expect(try headers(push)["apns-expiration"] == epoch(600))
     }
 }

@@ -2,7 +2,7 @@ import BeckonProtocol
 import APNSCore
 import BeckonDelivery
 import Foundation
-import XCTest
+import Testing
 
 /// The explicit clock of every test: `at(10)` is ten seconds after `t0`.
 let t0 = Date(timeIntervalSince1970: 1_700_000_000)
@@ -97,19 +97,19 @@ func pushes(_ actions: [PlannerAction]) -> [PlannedPush] {
     actions.compactMap { if case .send(let push) = $0 { push } else { nil } }
 }
 
-func onlyPush(_ actions: [PlannerAction], file: StaticString = #filePath, line: UInt = #line) throws -> PlannedPush {
+func onlyPush(_ actions: [PlannerAction], sourceLocation: SourceLocation = #_sourceLocation) throws -> PlannedPush {
     let sent = pushes(actions)
-    XCTAssertEqual(sent.count, 1, "expected exactly one push in \(actions)", file: file, line: line)
-    return try XCTUnwrap(sent.first, file: file, line: line)
+    #expect(sent.count == 1, "expected exactly one push in \(actions)", sourceLocation: sourceLocation)
+    return try #require(sent.first, sourceLocation: sourceLocation)
 }
 
 func payload(_ push: PlannedPush) throws -> NSDictionary {
     let data = Data(push.notification.encodedPayload())
-    return try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? NSDictionary)
+    return try #require(JSONSerialization.jsonObject(with: data) as? NSDictionary)
 }
 
 func beckon(_ push: PlannedPush) throws -> NSDictionary {
-    try XCTUnwrap(payload(push)["beckon"] as? NSDictionary)
+    try #require(payload(push)["beckon"] as? NSDictionary)
 }
 
 func request(_ push: PlannedPush) throws -> APNSRequest {
@@ -122,13 +122,13 @@ func header(_ request: APNSRequest, _ name: String) -> String? {
 
 /// Compares a push's whole payload with the expected JSON object.
 func assertPayload(
-    _ push: PlannedPush, _ expected: [String: Any], file: StaticString = #filePath, line: UInt = #line
+    _ push: PlannedPush, _ expected: [String: Any], sourceLocation: SourceLocation = #_sourceLocation
 ) throws {
     let actual = try payload(push)
-    XCTAssertTrue(
+    #expect(
         actual.isEqual(to: expected),
         "payload \(String(decoding: push.notification.encodedPayload(), as: UTF8.self)) != \(expected)",
-        file: file, line: line
+        sourceLocation: sourceLocation
     )
 }
 

@@ -2,22 +2,21 @@ import BeckonProtocol
 import APNSCore
 import BeckonDelivery
 import Foundation
-import XCTest
+import Testing
 
 /// The alert strategies' payloads and headers (docs/design.md, "Delivery strategies"; rule 2).
-final class StrategyPayloadTests: XCTestCase {
+@Suite struct StrategyPayloadTests {
     private let hints = NotificationHints(
         title: "Anna", body: "See you at 8", threadID: "chat-1", category: "MESSAGE", sound: "ping.caf"
     )
 
-    func testServiceExtensionAlert() throws {
+    @Test func serviceExtensionAlert() throws {
         let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .serviceExtension), device: .serviceExtension)
         let push = try onlyPush(harness.arrive(message("m1", hints: hints, unread: 7), at: 0))
-        XCTAssertEqual(push.reason, .alert)
-        XCTAssertEqual(push.strategy, .serviceExtension)
-        XCTAssertEqual(
-            try headers(push),
-            [
+        #expect(push.reason == .alert)
+        #expect(push.strategy == .serviceExtension)
+        #expect(
+            try headers(push) == [
                 "apns-push-type": "alert", "apns-topic": bundleID, "apns-priority": "10",
                 "apns-id": "00000000-0000-0000-0000-000000000001", "apns-collapse-id": "m1",
                 "apns-expiration": epoch(86_400),
@@ -34,17 +33,17 @@ final class StrategyPayloadTests: XCTestCase {
                 "beckon": ["reason": "alert", "ids": ["m1"]],
             ]
         )
-        XCTAssertNil(harness.deadline)
+        #expect(harness.deadline == nil)
     }
 
-    func testFilteringIsAPriorityTenMutableAlert() throws {
+    @Test func filteringIsAPriorityTenMutableAlert() throws {
         let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .filtering), device: .filtering)
         let push = try onlyPush(harness.arrive(message("m1", hints: hints, unread: 1), at: 0))
-        XCTAssertEqual(push.strategy, .filtering)
+        #expect(push.strategy == .filtering)
         let request = try request(push)
-        XCTAssertEqual(request.pushType, .alert, "Apple: filtering requires push type alert (apns.md E.4)")
-        XCTAssertEqual(request.priority, .immediately)
-        XCTAssertEqual(request.topic, bundleID)
+        #expect(request.pushType == .alert, "Apple: filtering requires push type alert (apns.md E.4)")
+        #expect(request.priority == .immediately)
+        #expect(request.topic == bundleID)
         try assertPayload(
             push,
             [
@@ -57,15 +56,15 @@ final class StrategyPayloadTests: XCTestCase {
         )
     }
 
-    func testFilteringWithoutEntitlementFallsBackToServiceExtension() throws {
+    @Test func filteringWithoutEntitlementFallsBackToServiceExtension() throws {
         let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .filtering), device: .serviceExtension)
-        XCTAssertEqual(try onlyPush(harness.arrive(message("m1"), at: 0)).strategy, .serviceExtension)
+        #expect(try onlyPush(harness.arrive(message("m1"), at: 0)).strategy == .serviceExtension)
     }
 
-    func testContentAlertShowsTheHints() throws {
+    @Test func contentAlertShowsTheHints() throws {
         let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .content), device: .plain)
         let push = try onlyPush(harness.arrive(message("m1", hints: hints, unread: 2), at: 0))
-        XCTAssertEqual(push.strategy, .content)
+        #expect(push.strategy == .content)
         try assertPayload(
             push,
             [
@@ -78,49 +77,49 @@ final class StrategyPayloadTests: XCTestCase {
         )
     }
 
-    func testContentWithoutHintsUsesGenericText() throws {
+    @Test func contentWithoutHintsUsesGenericText() throws {
         let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .content), device: .plain)
         let push = try onlyPush(harness.arrive(message("m1"), at: 0))
-        XCTAssertEqual(try path(payload(push), "aps.alert.loc-key") as? String, "BECKON_NEW_MESSAGE")
+        #expect(try path(payload(push), "aps.alert.loc-key") as? String == "BECKON_NEW_MESSAGE")
     }
 
-    func testContentLocalisedHints() throws {
+    @Test func contentLocalisedHints() throws {
         let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .content), device: .plain)
         let localised = NotificationHints(titleLocKey: "FROM", titleLocArgs: ["Anna"], locKey: "SAYS", locArgs: ["hi"])
         let push = try onlyPush(harness.arrive(message("m1", hints: localised), at: 0))
-        XCTAssertEqual(
-            try path(payload(push), "aps.alert") as? NSDictionary,
-            ["title-loc-key": "FROM", "title-loc-args": ["Anna"], "loc-key": "SAYS", "loc-args": ["hi"]] as NSDictionary
+        #expect(
+            try path(payload(push), "aps.alert") as? NSDictionary
+                == ["title-loc-key": "FROM", "title-loc-args": ["Anna"], "loc-key": "SAYS", "loc-args": ["hi"]] as NSDictionary
         )
     }
 
-    func testLongContentIsTruncatedToFit() throws {
+    @Test func longContentIsTruncatedToFit() throws {
         let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .content), device: .plain)
         let body = String(repeating: "Grüße 👋🏽 ", count: 800)
         let push = try onlyPush(harness.arrive(message("m1", hints: NotificationHints(title: "Anna", body: body)), at: 0))
-        XCTAssertGreaterThan(push.notification.encodedPayload().count, 4096)
+        #expect(push.notification.encodedPayload().count > 4096)
         let request = try request(push)
-        XCTAssertLessThanOrEqual(request.payload.count, 4096)
-        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(request.payload)) as? NSDictionary)
-        let sent = try XCTUnwrap(path(json, "aps.alert.body") as? String)
-        XCTAssertTrue(sent.hasSuffix("…"))
-        XCTAssertTrue(body.hasPrefix(sent.dropLast()))
-        XCTAssertEqual(path(json, "aps.alert.title") as? String, "Anna")
+        #expect(request.payload.count <= 4096)
+        let json = try #require(JSONSerialization.jsonObject(with: Data(request.payload)) as? NSDictionary)
+        let sent = try #require(path(json, "aps.alert.body") as? String)
+        #expect(sent.hasSuffix("…"))
+        #expect(body.hasPrefix(sent.dropLast()))
+        #expect(path(json, "aps.alert.title") as? String == "Anna")
     }
 
-    func testPlainAlertWithoutSoundPolicy() throws {
+    @Test func plainAlertWithoutSoundPolicy() throws {
         var policy = DeliveryPolicy(strategy: .serviceExtension)
         policy.alertSound = nil
         let harness = PlannerHarness(policy: policy, device: .serviceExtension)
         let push = try onlyPush(harness.arrive(message("m1"), at: 0))
-        XCTAssertNil(try path(payload(push), "aps.sound"))
+        #expect(try path(payload(push), "aps.sound") == nil)
     }
 
-    func testWakeWithoutBackgroundModeFallsBackToGenericAlert() throws {
+    @Test func wakeWithoutBackgroundModeFallsBackToGenericAlert() throws {
         let harness = PlannerHarness(device: .plain)
         let push = try onlyPush(harness.arrive(message("m1"), at: 0))
-        XCTAssertEqual(push.strategy, .serviceExtension)
-        XCTAssertEqual(push.notification.pushType, .alert)
-        XCTAssertNil(harness.deadline)
+        #expect(push.strategy == .serviceExtension)
+        #expect(push.notification.pushType == .alert)
+        #expect(harness.deadline == nil)
     }
 }

@@ -119,9 +119,9 @@ import Testing
             _ = try await server.waitForPresence("phone") { $0.lastAck == 2 }
             try await Self.waitForMetric(registry, "beckon_sync_sessions", 1)
 
-            let second = try await server.connect(credential)  // Replaces the first.
+            let second = try await server.connect(credential)
+            _ = try await second.hello(cursor: 2)  // Replaces the first.
             #expect(try await first.closeCode() == 4001)
-            _ = try await second.hello(cursor: 2)
             try await second.send(#"{"type":"bye"}"#)
             #expect(try await second.closeCode() == 1000)
 

@@ -158,15 +158,56 @@ import Testing
             let credential = try await server.device(user: "alice", device: "phone")
             let old = try await server.connect(credential)
             _ = try await old.hello(cursor: 0)
+            // A session counts from its hello (its role decides whom it replaces).
             let new = try await server.connect(credential)
-            #expect(try await old.closeCode() == 4001)
             _ = try await new.hello(cursor: 0)
+            #expect(try await old.closeCode() == 4001)
             try await server.post(to: ["alice"])
             #expect(try await new.messages(1) == [1])
             let presence = try await server.waitForPresence("phone") { $0.isConnected && $0.lastEnd == .replaced }
             #expect(presence.connectedSince != nil)
             try await new.send(#"{"type":"bye"}"#)
             _ = try await new.closeCode()
+        }
+    }
+
+    @Test func theAppPreemptsItsExtensionAndAnExtensionNeverEvictsTheApp() async throws {
+        try await SyncTestServer.with { server in
+            let credential = try await server.device(user: "alice", device: "phone")
+            try await server.post(to: ["alice"])
+            // The notification service extension syncs in the background...
+            let serviceExtension = try await server.connect(credential)
+            _ = try await serviceExtension.hello(cursor: 0, role: "extension")
+            #expect(try await serviceExtension.messages(1) == [1])
+            // ...the user opens the app: the app's session takes over, the extension gets 4002.
+            let app = try await server.connect(credential)
+            _ = try await app.hello(cursor: 0)
+            #expect(try await serviceExtension.closeCode() == 4002)
+            #expect(try await app.messages(1) == [1])
+
+            // An extension arriving while the app is live is refused with 4002, before any read.
+            let late = try await server.connect(credential)
+            try await late.send(#"{"type":"hello","version":2,"role":"extension","cursor":0}"#)
+            #expect(try await late.closeCode() == 4002)
+            try await app.roundTrip()  // The app's session is untouched.
+            #expect(await server.hub.sessionCount == 1)
+            let presence = try #require(await server.presence("phone"))
+            #expect(presence.isConnected, "the device stayed connected through the handover")
+            try await app.send(#"{"type":"bye"}"#)
+            _ = try await app.closeCode()
+        }
+    }
+
+    @Test func aSecondExtensionReplacesTheFirst() async throws {
+        try await SyncTestServer.with { server in
+            let credential = try await server.device(user: "alice", device: "phone")
+            let first = try await server.connect(credential)
+            _ = try await first.hello(cursor: 0, role: "extension")
+            let second = try await server.connect(credential)
+            _ = try await second.hello(cursor: 0, role: "extension")
+            #expect(try await first.closeCode() == 4001)
+            try await second.send(#"{"type":"bye"}"#)
+            _ = try await second.closeCode()
         }
     }
 

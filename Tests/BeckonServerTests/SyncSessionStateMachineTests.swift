@@ -33,7 +33,8 @@ import Testing
         -> (Machine, [Machine.Action])
     {
         var machine = machine(maxWindow: maxWindow)
-        #expect(machine.receive(.hello(version: 2, role: .app, cursor: cursor, window: window)) == [.loadLastSequence])
+        #expect(machine.receive(.hello(version: 2, role: .app, cursor: cursor, window: window)) == [.register(.app)])
+        #expect(machine.registered(.accepted) == [.loadLastSequence])
         let actions = machine.started(lastSequence: last, badge: 0)
         return (machine, actions)
     }
@@ -110,7 +111,17 @@ import Testing
         #expect(Self.isViolation(zeroWindow.receive(.hello(version: 2, role: .app, cursor: 0, window: 0)), "invalid_field"))
         var ahead = Self.machine()
         _ = ahead.receive(.hello(version: 2, role: .app, cursor: 9, window: nil))
+        _ = ahead.registered(.accepted)
         #expect(Self.isViolation(ahead.started(lastSequence: 5, badge: 0), "cursor_ahead"))
+    }
+
+    @Test func aRefusedRegistrationClosesWithTheHubsCode() {
+        var machine = Self.machine()
+        #expect(machine.receive(.hello(version: 2, role: .extension, cursor: 0, window: nil)) == [.register(.extension)])
+        let refusal = SyncRegistration.refused(.preempted, reason: "the app holds the device's session", end: .preempted)
+        #expect(machine.registered(refusal) == [.close(.preempted, reason: "the app holds the device's session", end: .preempted)])
+        #expect(machine.connectionEnded() == .preempted)
+        #expect(machine.receive(.ack(upTo: 1)) == [], "nothing after the close")
     }
 
     @Test func unknownTypesAndBadJSONAreProtocolErrors() {

@@ -194,9 +194,10 @@ final class SyncTestClient: Sendable {
         try await outbound.write(.text(text))
     }
 
-    func hello(cursor: Int64 = 0, window: Int? = nil) async throws -> AnyJSON {
+    func hello(cursor: Int64 = 0, window: Int? = nil, role: String? = nil) async throws -> AnyJSON {
         let window = window.map { #","window":\#($0)"# } ?? ""
-        try await send(#"{"type":"hello","version":2,"cursor":\#(cursor)\#(window)}"#)
+        let role = role.map { #","role":"\#($0)""# } ?? ""
+        try await send(#"{"type":"hello","version":2,"cursor":\#(cursor)\#(window)\#(role)}"#)
         let welcome = try await next()
         guard welcome["type"]?.string == "welcome" else { throw FixtureError.unexpected("expected welcome: \(welcome)") }
         return welcome

@@ -45,7 +45,7 @@ enum SyncConnection {
         let logger: Logger
 
         /// Processes one event; returns how the session ended once it has.
-        mutating func handle(_ event: SyncSessionHandle.Event) async -> SyncSessionEnd? {
+        mutating func handle(_ event: SyncSessionHandle.Event, of session: SyncSessionHandle) async -> SyncSessionEnd? {
             let actions: [SyncSessionStateMachine.Action]
             switch event {
             case .frame(let text):
@@ -64,10 +64,12 @@ enum SyncConnection {
             case .inboundEnded:
                 return machine.connectionEnded()
             }
-            return await perform(actions)
+            return await perform(actions, session: session)
         }
 
-        private mutating func perform(_ initial: [SyncSessionStateMachine.Action]) async -> SyncSessionEnd? {
+        private mutating func perform(
+            _ initial: [SyncSessionStateMachine.Action], session: SyncSessionHandle
+        ) async -> SyncSessionEnd? {
             var actions = initial
             var next = 0
             // Frames are queued as they come and flushed before the next wait and at the end.
@@ -86,6 +88,8 @@ enum SyncConnection {
                         outbound.write(frame.text)
                         unflushed = true
                         if case .message = frame { hub.metrics.messagesSent.increment() }
+                    case .register(let role):
+                        actions += machine.registered(await hub.register(session, role: role))
                     case .loadLastSequence:
                         let lastSequence = try await store.lastSequence(of: user)
                         actions += machine.started(lastSequence: lastSequence, badge: try await store.unreadCount(of: user))
@@ -127,7 +131,7 @@ extension SyncSessionStateMachine.Action {
     fileprivate var waits: Bool {
         switch self {
         case .send, .close: false
-        case .loadLastSequence, .fetch, .storeAck, .markRead: true
+        case .register, .loadLastSequence, .fetch, .storeAck, .markRead: true
         }
     }
 }

@@ -9,8 +9,10 @@ public enum SyncSessionEnd: String, Sendable, Codable, CaseIterable {
     /// bare WebSocket close frame (the server cannot tell those apart reliably; `bye` is the
     /// protocol's clean close).
     case dropped
-    /// A newer session of the same device took over (4001).
+    /// A newer session of the same device and role took over (4001).
     case replaced
+    /// The device's app session took over from this extension session, or refused it (4002).
+    case preempted
     /// The device was deleted or its credential replaced (4003).
     case revoked
     /// The server closed it for a protocol error (4008).
@@ -42,6 +44,8 @@ struct SyncSessionStateMachine: Sendable {
 
     enum Action: Equatable, Sendable {
         case send(SyncServerFrame)
+        /// Take the device's slot for this role in the hub and feed `registered(_:)`.
+        case register(SyncRole)
         /// Read the user's last sequence and feed `started(lastSequence:)`.
         case loadLastSequence
         /// Read at most `limit` mailbox entries after `after` and feed `fetched(_:)`.
@@ -72,6 +76,8 @@ struct SyncSessionStateMachine: Sendable {
 
     enum State: Sendable, Equatable {
         case awaitingHello
+        /// `hello` was accepted; the hub decides whether the role's slot is ours.
+        case registering(cursor: Int64, window: Int)
         case starting(cursor: Int64, window: Int)
         case streaming(Streaming)
         case closing(SyncSessionEnd)
@@ -94,22 +100,22 @@ struct SyncSessionStateMachine: Sendable {
         switch (state, frame) {
         case (.closing, _):
             return []
-        case (.awaitingHello, .hello(let version, _, let cursor, let window)):
+        case (.awaitingHello, .hello(let version, let role, let cursor, let window)):
             guard version == SyncProtocol.version else {
                 return violation(.unsupportedVersion, "version \(version) is not supported; this server speaks \(SyncProtocol.version)")
             }
             guard cursor >= 0 else { return violation(.invalidField, "cursor: must not be negative") }
             if let window, window < 1 { return violation(.invalidField, "window: must be at least 1") }
             let granted = Int(min(window ?? Int64(limits.defaultWindow), Int64(limits.maximumWindow)))
-            state = .starting(cursor: cursor, window: granted)
-            return [.loadLastSequence]
+            state = .registering(cursor: cursor, window: granted)
+            return [.register(role)]
         case (.awaitingHello, _):
             return violation(.unexpectedFrame, "the first frame must be hello")
         case (_, .hello):
             return violation(.unexpectedFrame, "hello was already sent")
-        case (.starting, _):
-            // The driver feeds `started` before it reads the next frame, so this cannot happen;
-            // refuse rather than guess.
+        case (.registering, _), (.starting, _):
+            // The driver feeds `registered` and `started` before it reads the next frame, so
+            // this cannot happen; refuse rather than guess.
             return violation(.unexpectedFrame, "the session is not started yet")
         case (.streaming(var streaming), .ack(let upTo)):
             guard upTo <= streaming.sentUpTo else {
@@ -139,7 +145,20 @@ struct SyncSessionStateMachine: Sendable {
         return self.violation(violation.code, violation.message)
     }
 
-    // MARK: Results of store reads
+    // MARK: Results of the hub and of store reads
+
+    /// The hub's answer to `register`: read the mailbox, or close (4002, 1001).
+    mutating func registered(_ registration: SyncRegistration) -> [Action] {
+        guard case .registering(let cursor, let window) = state else { return [] }
+        switch registration {
+        case .accepted:
+            state = .starting(cursor: cursor, window: window)
+            return [.loadLastSequence]
+        case .refused(let code, let reason, let end):
+            state = .closing(end)
+            return [.close(code, reason: reason, end: end)]
+        }
+    }
 
     /// - Parameter badge: the user's unread count, told in `welcome`.
     mutating func started(lastSequence: Int64, badge: Int) -> [Action] {

@@ -1,66 +1,13 @@
-import APNSCore
-import Crypto
+import APNSEmulator
 import Foundation
 import NIOCore
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
-@testable import APNSEmulator
-
-/// A request as the test writes it: pseudo-headers and headers in order, and a body.
-struct TestRequest: Sendable {
-    var headers: [(String, String)]
-    var body: [UInt8]
-
-    init(headers: [(String, String)], body: [UInt8]) {
-        self.headers = headers
-        self.body = body
-    }
-
-    /// A valid alert push unless modified.
-    static func push(
-        token: String,
-        topic: String? = "com.example.app",
-        jwt: String?,
-        pushType: String? = "alert",
-        extra: [(String, String)] = [],
-        body: String = #"{"aps":{"alert":"hi"}}"#,
-        method: String = "POST",
-        path: String? = nil
-    ) -> TestRequest {
-        var headers: [(String, String)] = [
-            (":method", method), (":scheme", "https"), (":path", path ?? "/3/device/\(token)"),
-            (":authority", "localhost"),
-        ]
-        if let jwt { headers.append(("authorization", "bearer \(jwt)")) }
-        if let topic { headers.append(("apns-topic", topic)) }
-        if let pushType { headers.append(("apns-push-type", pushType)) }
-        headers += extra
-        return TestRequest(headers: headers, body: Array(body.utf8))
-    }
-}
-
-struct TestResponse: Sendable {
-    enum End: Sendable, Equatable {
-        case complete
-        case reset(HTTP2ErrorCode)
-        case goAway
-        case closed
-    }
-    var end: End = .complete
-    var status: Int?
-    var headers: [String: String] = [:]
-    var body: [UInt8] = []
-
-    var bodyString: String { String(decoding: body, as: UTF8.self) }
-    var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]) ?? [:] }
-    var reason: String? { json["reason"] as? String }
-}
-
 /// A minimal HTTP/2 client on an inline `NIOHTTP2Handler`, writing frames itself.
-final class TestClient: Sendable {
-    let channel: Channel
+public final class TestClient: Sendable {
+    public let channel: Channel
     private let handler: NIOLoopBound<ClientFrameHandler>
 
     private init(channel: Channel, handler: NIOLoopBound<ClientFrameHandler>) {
@@ -71,7 +18,7 @@ final class TestClient: Sendable {
     /// `burst` is written as soon as the channel is active, in the TLS client's first flight, so it
     /// reaches the server before the client could have seen the server's SETTINGS.
     /// `identity` presents a client certificate (certificate-based authentication, apns.md B.4).
-    static func connect(
+    public static func connect(
         to emulator: APNSEmulator, alpn: [String] = ["h2"], burst: [TestRequest] = [],
         identity: APNSEmulatorClientIdentity? = nil
     ) async throws -> TestClient {
@@ -83,24 +30,24 @@ final class TestClient: Sendable {
             tls.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem))
         }
         let context = try NIOSSLContext(configuration: tls)
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelInitializer { channel in
+        // The handler is taken as it is installed: looked up later, it may already be gone with
+        // a connection the server closed quickly (an idle timeout under a loaded test run).
+        let (channel, handler) = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: emulator.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let ssl = try NIOSSLClientHandler(context: context, serverHostname: "localhost")
+                    let frames = ClientFrameHandler(burst: burst)
                     try channel.pipeline.syncOperations.addHandler(ssl)
                     try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .client))
-                    try channel.pipeline.syncOperations.addHandler(ClientFrameHandler(burst: burst))
+                    try channel.pipeline.syncOperations.addHandler(frames)
+                    return (channel, NIOLoopBound(frames, eventLoop: channel.eventLoop))
                 }
             }
-            .connect(host: "127.0.0.1", port: emulator.port).get()
-        let handler = try await channel.eventLoop.submit {
-            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: ClientFrameHandler.self), eventLoop: channel.eventLoop)
-        }.get()
         return TestClient(channel: channel, handler: handler)
     }
 
     /// Writes all requests in one flush, then waits for every answer.
-    func send(_ requests: [TestRequest]) async throws -> [TestResponse] {
+    public func send(_ requests: [TestRequest]) async throws -> [TestResponse] {
         let handler = self.handler
         let futures = try await channel.eventLoop.submit {
             requests.map { handler.value.send($0) }
@@ -112,7 +59,7 @@ final class TestClient: Sendable {
 
     /// Opens every stream (all HEADERS) before sending any body, as a client running requests
     /// concurrently does.
-    func sendInterleaved(_ requests: [TestRequest]) async throws -> [TestResponse] {
+    public func sendInterleaved(_ requests: [TestRequest]) async throws -> [TestResponse] {
         let handler = self.handler
         let futures = try await channel.eventLoop.submit { handler.value.sendInterleaved(requests) }.get()
         var responses: [TestResponse] = []
@@ -121,7 +68,7 @@ final class TestClient: Sendable {
     }
 
     /// Answers to the `burst` given to `connect`.
-    func burstResponses() async throws -> [TestResponse] {
+    public func burstResponses() async throws -> [TestResponse] {
         let handler = self.handler
         let futures = try await channel.eventLoop.submit { handler.value.burstFutures }.get()
         var responses: [TestResponse] = []
@@ -129,25 +76,25 @@ final class TestClient: Sendable {
         return responses
     }
 
-    func send(_ request: TestRequest) async throws -> TestResponse {
+    public func send(_ request: TestRequest) async throws -> TestResponse {
         try await send([request])[0]
     }
 
     /// Starts a request and returns its future without waiting.
-    func start(_ request: TestRequest) async throws -> EventLoopFuture<TestResponse> {
+    public func start(_ request: TestRequest) async throws -> EventLoopFuture<TestResponse> {
         let handler = self.handler
         return try await channel.eventLoop.submit { handler.value.send(request) }.get()
     }
 
     /// MAX_CONCURRENT_STREAMS values the server sent, in order.
-    var maxConcurrentStreamsReceived: [Int] {
+    public var maxConcurrentStreamsReceived: [Int] {
         get async throws {
             let handler = self.handler
             return try await channel.eventLoop.submit { handler.value.maxStreams }.get()
         }
     }
 
-    var goAway: (lastStreamID: Int, code: HTTP2ErrorCode, debug: String)? {
+    public var goAway: (lastStreamID: Int, code: HTTP2ErrorCode, debug: String)? {
         get async throws {
             let handler = self.handler
             return try await channel.eventLoop.submit { handler.value.goAway }.get()
@@ -155,7 +102,7 @@ final class TestClient: Sendable {
     }
 
     /// Waits (bounded) until `condition` holds on the handler's recorded state.
-    func waitFor(_ what: String, timeout: Duration = .seconds(5), _ condition: @escaping @Sendable (ClientFrameHandler) -> Bool) async throws {
+    public func waitFor(_ what: String, timeout: Duration = .seconds(5), _ condition: @escaping @Sendable (ClientFrameHandler) -> Bool) async throws {
         let handler = self.handler
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
@@ -165,36 +112,37 @@ final class TestClient: Sendable {
         throw TestClientError.timedOut(what)
     }
 
-    var isActive: Bool { channel.isActive }
+    public var isActive: Bool { channel.isActive }
 
-    func close() async {
+    public func close() async {
         try? await channel.close()
     }
 }
 
-enum TestClientError: Error {
+public enum TestClientError: Error {
     case timedOut(String)
 }
 
-final class ClientFrameHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTP2Frame
-    typealias OutboundOut = HTTP2Frame
+/// The client's frame handler; `TestClient.waitFor` conditions read its recorded state.
+public final class ClientFrameHandler: ChannelInboundHandler {
+    public typealias InboundIn = HTTP2Frame
+    public typealias OutboundOut = HTTP2Frame
 
     private var context: ChannelHandlerContext?
     private var nextStreamID = 1
     private var pending: [HTTP2StreamID: (EventLoopPromise<TestResponse>, TestResponse)] = [:]
-    private(set) var maxStreams: [Int] = []
-    private(set) var goAway: (lastStreamID: Int, code: HTTP2ErrorCode, debug: String)?
-    private(set) var closed = false
+    public private(set) var maxStreams: [Int] = []
+    public private(set) var goAway: (lastStreamID: Int, code: HTTP2ErrorCode, debug: String)?
+    public private(set) var closed = false
 
     private let burst: [TestRequest]
     private(set) var burstFutures: [EventLoopFuture<TestResponse>] = []
 
     init(burst: [TestRequest] = []) { self.burst = burst }
 
-    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    public func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
-    func channelActive(context: ChannelHandlerContext) {
+    public func channelActive(context: ChannelHandlerContext) {
         if !burst.isEmpty { burstFutures = sendInterleaved(burst) }
         context.fireChannelActive()
     }
@@ -219,7 +167,7 @@ final class ClientFrameHandler: ChannelInboundHandler {
         return promise.futureResult
     }
 
-    func sendInterleaved(_ requests: [TestRequest]) -> [EventLoopFuture<TestResponse>] {
+    public func sendInterleaved(_ requests: [TestRequest]) -> [EventLoopFuture<TestResponse>] {
         let context = self.context!
         var ids: [HTTP2StreamID] = []
         var futures: [EventLoopFuture<TestResponse>] = []
@@ -241,7 +189,7 @@ final class ClientFrameHandler: ChannelInboundHandler {
         return futures
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         switch frame.payload {
         case .headers(let headers):
@@ -275,54 +223,13 @@ final class ClientFrameHandler: ChannelInboundHandler {
         promise.succeed(finished)
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    public func channelInactive(context: ChannelHandlerContext) {
         closed = true
         for id in Array(pending.keys) { complete(id, end: .closed) }
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
+    public func errorCaught(context: ChannelHandlerContext, error: Error) {
         context.close(promise: nil)
     }
 }
-
-/// A provider key and its tokens.
-struct TestKey: Sendable {
-    let keyID: String
-    let teamID: String
-    let privateKeyRaw: Data
-
-    init(keyID: String = "KEY1234567", teamID: String = "TEAM123456") {
-        self.keyID = keyID
-        self.teamID = teamID
-        privateKeyRaw = P256.Signing.PrivateKey().rawRepresentation
-    }
-
-    var privateKey: P256.Signing.PrivateKey { try! .init(rawRepresentation: privateKeyRaw) }
-
-    func authKey(environment: APNSEnvironment? = nil, bundleIDs: Set<String>? = nil, relatedKeyID: String? = nil) -> APNSEmulatorAuthKey {
-        APNSEmulatorAuthKey(keyID: keyID, teamID: teamID, publicKey: privateKey.publicKey,
-                            environment: environment, bundleIDs: bundleIDs, relatedKeyID: relatedKeyID)
-    }
-
-    func token(issuedAt: Date = Date(), alg: String = "ES256", kid: String? = nil, iss: String? = nil, iatJSON: String? = nil) -> String {
-        let header = Base64URL.encode(Array(#"{"alg":"\#(alg)","kid":"\#(kid ?? keyID)"}"#.utf8))
-        let iat = iatJSON ?? String(Int(issuedAt.timeIntervalSince1970))
-        let claims = Base64URL.encode(Array(#"{"iss":"\#(iss ?? teamID)","iat":\#(iat)}"#.utf8))
-        let input = header + "." + claims
-        let signature = try! privateKey.signature(for: Data(input.utf8)).rawRepresentation
-        return input + "." + Base64URL.encode(signature)
-    }
-}
-
-/// A clock tests move by hand.
-final class TestClock: Sendable {
-    private let current = Locked(Date(timeIntervalSince1970: 1_750_000_000))
-    var now: Date { current.withLock { $0 } }
-    func advance(_ seconds: TimeInterval) { current.withLock { $0 += seconds } }
-    var function: @Sendable () -> Date { { self.now } }
-}
-
-let tokenA = String(repeating: "ab", count: 32)
-let tokenB = String(repeating: "cd", count: 32)
-let tokenC = String(repeating: "ef", count: 32)

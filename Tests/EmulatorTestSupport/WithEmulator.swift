@@ -1,19 +1,22 @@
 import APNSCore
+import APNSEmulator
 import Foundation
 
-@testable import APNSEmulator
-
-/// Starts an emulator, runs the body, shuts it down.
-func withEmulator<Result>(
+/// Starts an emulator that knows `key` (and `extraKeys`), runs the body, shuts it down.
+///
+/// Defaults: sandbox, one event loop thread, device tokens registered on first use, and the
+/// bundle ids `com.example.app` and `com.example.other` (pass `[]` to allow any topic).
+public func withEmulator<Result>(
     key: TestKey = TestKey(),
     extraKeys: [APNSEmulatorAuthKey] = [],
+    bundleIDs: [String] = ["com.example.app", "com.example.other"],
     clock: TestClock? = nil,
     configure: (inout APNSEmulatorConfiguration) -> Void = { _ in },
     _ body: (APNSEmulator, TestKey) async throws -> Result
 ) async throws -> Result {
     var configuration = APNSEmulatorConfiguration(
         authKeys: [key.authKey()] + extraKeys,
-        bundleIDs: ["com.example.app", "com.example.other"],
+        bundleIDs: bundleIDs,
         environment: .sandbox,
         autoRegister: true
     )

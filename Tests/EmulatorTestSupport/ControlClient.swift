@@ -2,23 +2,28 @@ import Foundation
 import NIOCore
 import NIOPosix
 
-/// What the control API answered.
-struct ControlReply: Sendable {
-    var status: Int
-    var headers: [String: String]
-    var body: [UInt8]
+/// What the control API answered. The JSON is read with `JSONSerialization`, on purpose: the
+/// tests check the emulator's encoder, so they do not share it.
+public struct ControlReply: Sendable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: [UInt8]
 
-    var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]) ?? [:] }
-    var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
+    public var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]) ?? [:] }
+    public var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
 }
 
 /// A minimal HTTP/1.1 client over a raw TCP socket: one request per connection with
 /// `connection: close`, reading until the server closes. Enough to test the control API over
 /// real HTTP without another dependency.
-struct ControlClient: Sendable {
-    var port: Int
+public struct ControlClient: Sendable {
+    public var port: Int
 
-    func request(_ method: String, _ path: String, json: String? = nil) async throws -> ControlReply {
+    public init(port: Int) {
+        self.port = port
+    }
+
+    public func request(_ method: String, _ path: String, json: String? = nil) async throws -> ControlReply {
         let body = Array((json ?? "").utf8)
         var text = "\(method) \(path) HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n"
         if json != nil { text += "content-type: application/json\r\n" }
@@ -38,11 +43,11 @@ struct ControlClient: Sendable {
         return try Self.parse(bytes)
     }
 
-    func get(_ path: String) async throws -> ControlReply { try await request("GET", path) }
-    func post(_ path: String, _ json: String = "{}") async throws -> ControlReply { try await request("POST", path, json: json) }
-    func delete(_ path: String) async throws -> ControlReply { try await request("DELETE", path) }
+    public func get(_ path: String) async throws -> ControlReply { try await request("GET", path) }
+    public func post(_ path: String, _ json: String = "{}") async throws -> ControlReply { try await request("POST", path, json: json) }
+    public func delete(_ path: String) async throws -> ControlReply { try await request("DELETE", path) }
 
-    static func parse(_ bytes: [UInt8]) throws -> ControlReply {
+    public static func parse(_ bytes: [UInt8]) throws -> ControlReply {
         let separator: [UInt8] = Array("\r\n\r\n".utf8)
         guard let end = (0...(bytes.count - separator.count)).first(where: { Array(bytes[$0..<$0 + 4]) == separator }) else {
             throw ControlClientError.malformed
@@ -59,7 +64,7 @@ struct ControlClient: Sendable {
     }
 }
 
-enum ControlClientError: Error {
+public enum ControlClientError: Error {
     case malformed
 }
 
