@@ -38,7 +38,7 @@ import Testing
         }
     }
 
-    @Test(.disabled("needs server: one session per (device, role), the app's session closing the extension's with 4002 (issue 10)"))
+    @Test
     func theServerClosesTheExtensionsSessionWhenTheAppConnects() async throws {
         try await ClientTestServer.with { server in
             // Two stores here, so no lease hands over: only the server's rule is at work.
