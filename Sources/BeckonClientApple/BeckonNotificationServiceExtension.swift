@@ -49,7 +49,11 @@ private final class ContentDelivery: @unchecked Sendable {
             handler(content.userNotificationContent(base: original))
         case .fallback(let content, _):
             // The push's own text; rewritten only when it had none (never blank).
-            handler(original.body.isEmpty && original.title.isEmpty ? content.userNotificationContent(base: original) : original)
+            if original.body.isEmpty && original.title.isEmpty {
+                handler(content.userNotificationContent(base: original))
+            } else {
+                handler(original)
+            }
         }
     }
 }

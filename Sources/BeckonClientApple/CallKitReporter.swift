@@ -22,11 +22,12 @@ public final class CallKitReporter: CallReporterPort, @unchecked Sendable {
         update.remoteHandle = CXHandle(type: .generic, value: report.display.handle)
         update.localizedCallerName = report.display.callerName
         update.hasVideo = report.display.hasVideo
-        let provider = self.provider
         let uuid = report.call.uuid
-        let endedReason: CXCallEndedReason? = if case .alreadyEnded(let outcome) = report.kind { Self.reason(outcome) } else { nil }
-        provider.reportNewIncomingCall(with: uuid, update: update) { _ in
-            if let endedReason { provider.reportCall(with: uuid, endedAt: Date(), reason: endedReason) }
+        var endedReason: CXCallEndedReason?
+        if case .alreadyEnded(let outcome) = report.kind { endedReason = Self.reason(outcome) }
+        let reason = endedReason
+        provider.reportNewIncomingCall(with: uuid, update: update) { [self] _ in
+            if let reason { provider.reportCall(with: uuid, endedAt: Date(), reason: reason) }
         }
     }
 
