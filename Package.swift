@@ -238,7 +238,7 @@ let package = Package(
 // it builds and is tested on Linux. `BeckonClientApple` holds the thin iOS adapters, each file
 // wrapped in `#if canImport(...)`, so it is an empty module on Linux. `BeckonClientNIO` is the
 // WebSocket transport for Linux (the tests, the device simulator); NIO is a Linux-only
-// dependency so an iOS build never pulls it in.
+// dependency, so an iOS build never compiles or links it.
 package.platforms = (package.platforms ?? []) + [.iOS(.v16)]
 package.products += [
     .library(name: "BeckonClient", targets: ["BeckonClient"]),
