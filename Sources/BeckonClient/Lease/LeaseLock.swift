@@ -223,11 +223,6 @@ public actor LeaseLock {
     }
 }
 
-public enum LeaseError: Error, Hashable, Sendable {
-    /// The lease was not free within the time given.
-    case timedOut
-}
-
 private struct WeakGuard {
     weak var value: LeaseGuard?
     init(_ value: LeaseGuard) { self.value = value }

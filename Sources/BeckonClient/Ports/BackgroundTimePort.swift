@@ -6,16 +6,3 @@ public protocol BackgroundTimePort: Sendable {
     func begin(_ name: String, expired: @escaping @Sendable () -> Void) -> BackgroundTaskToken
     func end(_ token: BackgroundTaskToken)
 }
-
-/// One background task (UIKit's `UIBackgroundTaskIdentifier` as an integer).
-public struct BackgroundTaskToken: Hashable, Sendable {
-    public var rawValue: Int
-    public init(_ rawValue: Int) { self.rawValue = rawValue }
-}
-
-/// What the background fetch completion handler is told (UIKit's `UIBackgroundFetchResult`).
-public enum BackgroundFetchResult: String, Hashable, Sendable {
-    case newData
-    case noData
-    case failed
-}

@@ -6,9 +6,3 @@ public protocol MemoryGaugePort: Sendable {
     /// decides).
     func availableBytes() -> Int?
 }
-
-/// No gauge: only the configured budget limits what is loaded.
-public struct UnknownMemoryGauge: MemoryGaugePort {
-    public init() {}
-    public func availableBytes() -> Int? { nil }
-}

@@ -1,12 +1,5 @@
 import GRDB
 
-/// What a take or renewal gave.
-public struct LeaseGrant: Hashable, Sendable {
-    public var generation: Int64
-    /// The app asked for the lease: the holder should yield.
-    public var preemptionRequested: Bool
-}
-
 extension ClientStore {
     /// Takes or renews the lease (`LeaseRules.take`) in one transaction. An extension that does
     /// not get it keeps (or takes) its place in the queue; nil then.

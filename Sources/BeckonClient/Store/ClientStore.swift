@@ -136,8 +136,3 @@ public final class ClientStore: Sendable {
         return migrator
     }
 }
-
-public enum ClientStoreError: Error, Hashable, Sendable {
-    /// The writer's lease was released or taken over: it must stop writing (and drop caches).
-    case notLeaseHolder
-}

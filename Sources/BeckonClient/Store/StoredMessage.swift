@@ -18,11 +18,3 @@ public struct StoredMessage: Hashable, Sendable {
     /// The payload parsed; nil when there is none.
     public var payloadJSON: JSONValue? { payload.isEmpty ? nil : try? JSONParser.parse(payload) }
 }
-
-/// What storing a synced message found.
-public struct StoreOutcome: Hashable, Sendable {
-    /// Not stored before, by sync or by the extension.
-    public var isNew: Bool
-    /// Read, here or elsewhere.
-    public var isRead: Bool
-}
