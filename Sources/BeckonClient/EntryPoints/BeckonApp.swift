@@ -341,6 +341,15 @@ public actor BeckonApp {
     }
 
     private func runBackgroundSync(_ id: Int) async {
+        // Still in front (inactive, seed 001's app-switcher case): the live session carries the
+        // message. A second session of the same role would replace it (4001).
+        if let (session, _) = foreground {
+            let before = await session.newMessageCount
+            let caughtUp = await session.untilCaughtUp()
+            let stored = await session.newMessageCount - before
+            finishBackground(id, !caughtUp ? .failed : (stored > 0 ? .newData : .noData))
+            return
+        }
         let writer: LeaseGuard
         do {
             writer = try await lock.acquire(timeout: configuration.leaseTimeout)

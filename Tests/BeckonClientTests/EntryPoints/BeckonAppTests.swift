@@ -106,6 +106,23 @@ import Testing
         try await eventually("background task ended") { harness.backgroundTime.begun == 1 && harness.backgroundTime.openTasks == 0 }
     }
 
+    @Test func aPushWhileInactiveButInFrontUsesTheLiveSession() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        harness.app.handle(.didBecomeActive)
+        let connection = try await harness.serve(0, lastSequence: 0)
+        try await eventually("foreground session") { await harness.app.foregroundSession != nil }
+        // The app switcher: inactive, not starting (seed 001); a push arrives.
+        harness.app.handle(.willResignActive)
+        let recorder = CompletionRecorder(clock: harness.clock)
+        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .inactive, completion: recorder.completion))
+        try await eventually("completed") { !recorder.results.isEmpty }
+        #expect(recorder.results == [.noData])
+        #expect(harness.transport.attemptCount == 1, "no second session to replace the live one")
+        harness.app.handle(.didEnterBackground)
+        try await harness.closeAfterBye(connection)
+    }
+
     @Test func readingInTheAppTellsTheServerRemovesTheNotificationAndLowersTheBadge() async throws {
         let harness = try AppHarness.make()
         defer { harness.test.remove() }
