@@ -28,6 +28,10 @@ public final class ManualClock: ClientClock, @unchecked Sendable {
     /// has reached its sleep.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
+    /// When each sleeper wakes, earliest first: a test waits for a timer to be set before it
+    /// moves time to it.
+    public var sleeperDeadlines: [Date] { state.withLock { $0.sleepers.map(\.deadline).sorted() } }
+
     /// The earliest deadline anyone sleeps until.
     public var nextDeadline: Date? { state.withLock { $0.sleepers.map(\.deadline).min() } }
 

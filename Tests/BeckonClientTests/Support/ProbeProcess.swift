@@ -31,7 +31,7 @@ final class ProbeProcess: @unchecked Sendable {
 
     /// Waits for a line starting with `prefix`; returns it.
     @discardableResult
-    func line(_ prefix: String, timeout: Duration = .seconds(20)) async throws -> String {
+    func line(_ prefix: String, timeout: Duration = .seconds(60)) async throws -> String {
         var found: String?
         try await eventually("probe line \"\(prefix)\" (got \(lines))", timeout: timeout) {
             found = lines.first { $0.hasPrefix(prefix) }
@@ -44,7 +44,7 @@ final class ProbeProcess: @unchecked Sendable {
         kill(process.processIdentifier, signal)
     }
 
-    func waitForExit(timeout: Duration = .seconds(20)) async throws -> Int32 {
+    func waitForExit(timeout: Duration = .seconds(60)) async throws -> Int32 {
         try await eventually("the probe's exit", timeout: timeout) { !process.isRunning }
         return process.terminationStatus
     }
