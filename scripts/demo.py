@@ -132,7 +132,7 @@ def main():
 
         for _ in range(100):
             _, report = request(base, "GET", "/v1/delivery/report", token=key["key"])
-            wakes = [kind for kind in report["kinds"] if kind["wakesObserved"]]
+            wakes = [kind for kind in report["kinds"] if kind["category"] == "wake" and kind["connectedWithinWindow"]]
             if wakes:
                 break
             time.sleep(0.05)
@@ -140,7 +140,7 @@ def main():
             sys.exit(f"demo: no wake measured: {report}")
         kind = wakes[0]
         print(f"6. wake measured: {kind['reason']}/{kind['strategy']}, success rate {kind['wakeSuccessRate']}, "
-              f"latency {kind['wakeLatencySeconds']['p50']:.3f} s (GET /v1/delivery/report)")
+              f"latency {kind['latencySeconds']['p50']:.3f} s (GET /v1/delivery/report)")
     finally:
         server.terminate()
         server.wait(timeout=30)

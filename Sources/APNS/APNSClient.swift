@@ -72,12 +72,20 @@ public final class APNSClient: Sendable {
     }
 
     /// Sends a prepared request. Retries keep its `apns-id`, so APNs and logs see one notification.
+    ///
+    /// - Parameters:
+    ///   - deadline: seconds for the whole send, queueing and retries included (default: the
+    ///     configuration's).
+    ///   - retry: this request's retries instead of the configuration's: a caller that must check
+    ///     something before each attempt (a call still ringing) passes a single attempt and
+    ///     retries itself.
     public func send(
-        _ request: APNSRequest, environment: APNSEnvironment, credential: APNSCredential, deadline: TimeInterval? = nil
+        _ request: APNSRequest, environment: APNSEnvironment, credential: APNSCredential, deadline: TimeInterval? = nil,
+        retry: APNSRetryPolicy? = nil
     ) async throws -> APNSResponse {
         let pool = try self.pool(for: environment, credential: credential)
         let end = NIODeadline.now() + .nanoseconds(Int64((deadline ?? configuration.defaultDeadline) * 1e9))
-        var retries = APNSRetryStateMachine(policy: configuration.retry)
+        var retries = APNSRetryStateMachine(policy: retry ?? configuration.retry)
         while true {
             let bearer = try authorization(for: credential)
             let token = bearer?.token

@@ -60,6 +60,10 @@ public struct DeliveryPolicy: Hashable, Sendable, Codable {
     /// (~800 bytes): background pushes cannot be truncated, and ids are only hints — the app syncs
     /// everything after its cursor, and reconciles read state, whenever it connects.
     public var maximumIDsPerPush: Int
+    /// At most one `{"aps":{"badge":0}}` clear-all push per device in this many seconds (seed
+    /// 000): it is an alert push, so not throttled by iOS, but it should be as rare as a
+    /// background push would be. Default 600. Within it, a clear goes as a background push.
+    public var clearAllInterval: TimeInterval
 
     public init(
         strategy: DeliveryStrategy = .wake,
@@ -81,7 +85,8 @@ public struct DeliveryPolicy: Hashable, Sendable, Codable {
         alertTimeToLive: TimeInterval = 86_400,
         backgroundTimeToLive: TimeInterval = 3600,
         measuredPushLimit: Int = 50,
-        maximumIDsPerPush: Int = 20
+        maximumIDsPerPush: Int = 20,
+        clearAllInterval: TimeInterval = 600
     ) {
         self.strategy = strategy
         self.backgroundPushesPerHour = backgroundPushesPerHour
@@ -103,6 +108,7 @@ public struct DeliveryPolicy: Hashable, Sendable, Codable {
         self.backgroundTimeToLive = backgroundTimeToLive
         self.measuredPushLimit = measuredPushLimit
         self.maximumIDsPerPush = maximumIDsPerPush
+        self.clearAllInterval = clearAllInterval
     }
 
     /// The strategy this device can actually carry out. Fallbacks, in order:
@@ -142,7 +148,7 @@ extension DeliveryPolicy {
         case throttledAlertDelay, repushInitialDelay, repushBackoffMultiplier, repushLimit
         case callRingInterval, callTimeout, messageLocKey, callLocKey, missedCallLocKey
         case answeredElsewhereLocKey, declinedElsewhereLocKey, alertSound, alertTimeToLive
-        case backgroundTimeToLive, measuredPushLimit, maximumIDsPerPush
+        case backgroundTimeToLive, measuredPushLimit, maximumIDsPerPush, clearAllInterval
     }
 
     public init(from decoder: any Decoder) throws {
@@ -173,7 +179,8 @@ extension DeliveryPolicy {
             alertTimeToLive: try value(.alertTimeToLive, d.alertTimeToLive),
             backgroundTimeToLive: try value(.backgroundTimeToLive, d.backgroundTimeToLive),
             measuredPushLimit: try value(.measuredPushLimit, d.measuredPushLimit),
-            maximumIDsPerPush: try value(.maximumIDsPerPush, d.maximumIDsPerPush)
+            maximumIDsPerPush: try value(.maximumIDsPerPush, d.maximumIDsPerPush),
+            clearAllInterval: try value(.clearAllInterval, d.clearAllInterval)
         )
     }
 
@@ -199,5 +206,6 @@ extension DeliveryPolicy {
         try c.encode(backgroundTimeToLive, forKey: .backgroundTimeToLive)
         try c.encode(measuredPushLimit, forKey: .measuredPushLimit)
         try c.encode(maximumIDsPerPush, forKey: .maximumIDsPerPush)
+        try c.encode(clearAllInterval, forKey: .clearAllInterval)
     }
 }

@@ -20,10 +20,12 @@ extension DevicePlanner {
             // After the VoIP push the app reports to CallKit and connects; the call's end reaches it
             // over sync, so no further push is planned (a VoIP push may only announce a new call).
             let id = newPushID()
+            var until = now.addingTimeInterval(policy.callTimeout)
+            if let expiresAt = call.expiresAt, expiresAt < until { until = expiresAt }
             return [
                 plan(
                     .voip(factory.callVoIP(id: id, call: call)), id: id, token: .voip, reason: .callVoIP,
-                    strategy: factory.strategy, messageIDs: [call.id], now: now
+                    strategy: factory.strategy, messageIDs: [call.id], now: now, ringing: (call.id, until)
                 )
             ]
         }
@@ -84,7 +86,8 @@ extension DevicePlanner {
         let id = newPushID()
         return plan(
             .alert(factory.callAlert(id: id, reason: reason, call: call)), id: id, token: .remote, reason: reason,
-            strategy: factory.strategy, messageIDs: [call.id], now: factory.now
+            strategy: factory.strategy, messageIDs: [call.id], now: factory.now,
+            ringing: reason == .callRing ? (call.id, call.timeoutAt) : nil
         )
     }
 }

@@ -61,10 +61,26 @@ extension DevicePlanner {
             self.repush = repush.messageIDs.isEmpty ? nil : repush
         }
         guard !isConnected, device.hasRemoteToken, !messageIDs.isEmpty else { return [] }
+        let factory = NotificationFactory(policy: policy, device: device, now: now)
+        // Nothing unread: one `{"aps":{"badge":0}}` removes every notification, and reaches an app
+        // the user killed, which a background clear never does (seed 000).
+        if unreadCount == 0, mayShowNotifications,
+            lastClearAllAt.map({ now >= $0.addingTimeInterval(policy.clearAllInterval) }) ?? true
+        {
+            owed?.forgetClears()
+            lastClearAllAt = now
+            mayShowNotifications = false
+            let id = newPushID()
+            return [
+                plan(
+                    .alert(factory.clearAll(id: id)), id: id, token: .remote, reason: .clearAll,
+                    strategy: factory.strategy, messageIDs: messageIDs, now: now
+                )
+            ]
+        }
         var owed = self.owed ?? OwedBackground()
         owed.owe(clear: messageIDs, badge: unreadCount, limit: policy.maximumIDsPerPush)
         self.owed = owed
-        let factory = NotificationFactory(policy: policy, device: device, now: now)
         return flushOwed(factory: factory, newPushID: newPushID)
     }
 
@@ -75,6 +91,7 @@ extension DevicePlanner {
     ) -> [PlannerAction] {
         let factory = NotificationFactory(policy: policy, device: device, now: now)
         var actions = wakeWindowEnded(factory: factory, newPushID: newPushID)
+        actions += measureMissed(now: now)
         actions += ringCalls(factory: factory, newPushID: newPushID)
         actions += repushIfDue(factory: factory, newPushID: newPushID)
         actions += flushOwed(factory: factory, newPushID: newPushID)

@@ -106,9 +106,12 @@ extension DevicePlanner {
     /// to a connected device are not measured: there is no wake to measure.
     mutating func plan(
         _ notification: PlannedNotification, id: UUID, token: PushTokenKind, reason: PushReason,
-        strategy: DeliveryStrategy, messageIDs: [String], now: Date
+        strategy: DeliveryStrategy, messageIDs: [String], now: Date, ringing: (callID: String, until: Date)? = nil
     ) -> PlannerAction {
         if case .background = notification { throttle.record(now) }
+        // After any push for messages the device may show notifications: an alert's own, or the
+        // local ones a woken app posts. Only clears show nothing.
+        if reason != .clear, reason != .clearAll { mayShowNotifications = true }
         if !isConnected {
             measured.append(MeasuredPush(pushID: id, reason: reason, strategy: strategy, sentAt: now))
             if measured.count > policy.measuredPushLimit {
@@ -118,7 +121,7 @@ extension DevicePlanner {
         return .send(
             PlannedPush(
                 id: id, token: token, reason: reason, strategy: strategy, messageIDs: messageIDs,
-                notification: notification, plannedAt: now
+                notification: notification, plannedAt: now, ringing: ringing
             )
         )
     }

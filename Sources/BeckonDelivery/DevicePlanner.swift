@@ -27,9 +27,16 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
     var repush: RepushSchedule?
     var calls: [RingingCall] = []
     var measured: [MeasuredPush] = []
+    /// A push for messages went to the device since it last connected: it may be showing
+    /// notifications that a clear-all should remove. The app clears its own when it connects
+    /// (and syncs read state).
+    var mayShowNotifications = false
+    /// When the last clear-all push was planned (at most one per `policy.clearAllInterval`).
+    var lastClearAllAt: Date?
 
     private enum CodingKeys: String, CodingKey {
         case isConnected, isUnreachable, unreadCount, throttle, watch, owed, repush, calls, measured
+        case mayShowNotifications, lastClearAllAt
     }
 
     public init(policy: DeliveryPolicy = DeliveryPolicy()) {
@@ -61,11 +68,14 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
     // MARK: Connection events
 
     /// The device opened a sync session. Every push sent since it was last connected is measured
-    /// (rule 10); pending wakes, owed pushes and re-pushes are over, since the session syncs
-    /// messages and read state. Ringing calls keep ringing until `callEnded` or their timeout:
-    /// the app may have connected because of the ring and still needs the user to answer.
+    /// (rule 10): connected within its reconnect window, or missed — a connection after the
+    /// window is not credited to it. Pending wakes, owed pushes and re-pushes are over, since the
+    /// session syncs messages and read state. Ringing calls keep ringing until `callEnded` or
+    /// their timeout: the app may have connected because of the ring and still needs the user to
+    /// answer.
     public mutating func connected(now: Date) -> [PlannerAction] {
-        var actions = measured.map {
+        var actions = measureMissed(now: now)
+        actions += measured.map {
             PlannerAction.wakeObserved(
                 pushID: $0.pushID, reason: $0.reason, strategy: $0.strategy,
                 latency: now.timeIntervalSince($0.sentAt)
@@ -80,6 +90,7 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
         watch = nil
         owed = nil
         repush = nil
+        mayShowNotifications = false
         return actions
     }
 
@@ -107,6 +118,29 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
         repush.messageIDs.removeAll { !remaining.contains($0) }
         self.repush = repush.messageIDs.isEmpty ? nil : repush
         return []
+    }
+
+    /// The device showed these messages without a sync session: its notification service
+    /// extension fetched them by id. They are not re-pushed and no escalation announces them
+    /// (the user sees them); the cursor does not move, only sync acks move it.
+    public mutating func shown(messageIDs: [String], now: Date) -> [PlannerAction] {
+        let shown = Set(messageIDs)
+        watch?.messages.removeAll { shown.contains($0.id) }
+        owed?.forget(shown)
+        if var repush {
+            repush.messageIDs.removeAll { shown.contains($0) }
+            self.repush = repush.messageIDs.isEmpty ? nil : repush
+        }
+        return []
+    }
+
+    /// Pushes whose reconnect window ended without a connection are missed (rule 10): they
+    /// leave `measured`, so no later connection is credited to them.
+    mutating func measureMissed(now: Date) -> [PlannerAction] {
+        let expired = measured.filter { now > $0.sentAt.addingTimeInterval(policy.reconnectWindow) }
+        guard !expired.isEmpty else { return [] }
+        measured.removeAll { now > $0.sentAt.addingTimeInterval(policy.reconnectWindow) }
+        return expired.map { .wakeMissed(pushID: $0.pushID, reason: $0.reason, strategy: $0.strategy) }
     }
 
     /// APNs finally refused a push (after the outbox's retries: a dead token, a payload error).

@@ -38,6 +38,14 @@ struct NotificationFactory {
         )
     }
 
+    /// `{"aps":{"badge":0}}` and nothing else: iOS removes the app's notifications and its badge
+    /// (seed 000; docs/apns.md D.1). An alert push by type, so it reaches an app the user killed;
+    /// priority 5, since nothing is shown. No collapse id: it replaces nothing, it clears all.
+    func clearAll(id: UUID) -> APNSAlertNotification {
+        APNSAlertNotification(
+            badge: 0, priority: .considerPower, expiration: .at(now.addingTimeInterval(policy.alertTimeToLive)), apnsID: id)
+    }
+
     // MARK: Message alerts
 
     /// An alert for one or more messages (the newest decides text, thread and sound), or nil when

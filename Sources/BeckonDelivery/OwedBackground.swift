@@ -35,5 +35,11 @@ struct OwedBackground: Hashable, Sendable, Codable {
         if messages.isEmpty { wakeOwedSince = nil }
     }
 
+    /// A clear-all push went out: the owed clears are covered.
+    mutating func forgetClears() {
+        clearIDs = []
+        badge = nil
+    }
+
     var isEmpty: Bool { messages.isEmpty && clearIDs.isEmpty }
 }

@@ -19,10 +19,15 @@ public struct PlannedPush: Hashable, Sendable {
     public var notification: PlannedNotification
     /// When the planner decided it: the start of the wake latency.
     public var plannedAt: Date
+    /// For a push that rings a call (VoIP, or a ringing alert): the call, and the time after which
+    /// it must not be sent, retries included (rule 6): the call's timeout. The dispatcher also
+    /// drops it once the backend ended the call.
+    public var ringing: (callID: String, until: Date)?
 
     public init(
         id: UUID, token: PushTokenKind, reason: PushReason, strategy: DeliveryStrategy,
-        messageIDs: [String], notification: PlannedNotification, plannedAt: Date
+        messageIDs: [String], notification: PlannedNotification, plannedAt: Date,
+        ringing: (callID: String, until: Date)? = nil
     ) {
         self.id = id
         self.token = token
@@ -31,7 +36,16 @@ public struct PlannedPush: Hashable, Sendable {
         self.messageIDs = messageIDs
         self.notification = notification
         self.plannedAt = plannedAt
+        self.ringing = ringing
     }
+
+    public static func == (lhs: PlannedPush, rhs: PlannedPush) -> Bool {
+        lhs.id == rhs.id && lhs.token == rhs.token && lhs.reason == rhs.reason && lhs.strategy == rhs.strategy
+            && lhs.messageIDs == rhs.messageIDs && lhs.notification == rhs.notification && lhs.plannedAt == rhs.plannedAt
+            && lhs.ringing?.callID == rhs.ringing?.callID && lhs.ringing?.until == rhs.ringing?.until
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
     /// The notification as the outbox keeps it and APNs receives it, for the app's bundle id.
     public func rendered(bundleID: String) throws(APNSPayloadError) -> APNSRenderedNotification {

@@ -25,4 +25,7 @@ public enum PushReason: String, Hashable, Sendable, Codable, CaseIterable {
     case declinedElsewhere = "declined-elsewhere"
     /// A background push carrying ids of notifications to remove, read on another device (rule 7).
     case clear
+    /// `{"aps":{"badge":0}}`: the user has nothing unread, and this clears every notification of
+    /// the app on the device, even one the user killed (seed 000; docs/apns.md D.1).
+    case clearAll = "clear-all"
 }

@@ -68,6 +68,8 @@ public struct APIError: Error, Sendable, Equatable {
             self = .notFound("no app \(id)")
         case .deviceNotFound(_, let deviceID):
             self = .notFound("no device \(deviceID)")
+        case .callNotFound(let callID):
+            self = .notFound("no call \(callID): a call is a message of kind call")
         case .alreadyExists(let id):
             self.init(status: .conflict, code: .conflict, message: "\(id) exists already")
         case .idempotencyConflict(let key):

@@ -69,13 +69,16 @@ extension BeckonAPI {
     /// `GET /v1/messages/{messageId}`: a device fetches one message of its user's mailbox, what a
     /// notification service extension does in its 30 s (docs/design.md, "service-extension"). A
     /// message of another user, another app or past its expiry is 404, never 403, so ids of
-    /// other users' messages cannot be probed.
+    /// other users' messages cannot be probed. The message counts as shown on the device.
     func getMessage(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let device = try await auth.device(request.headers[.authorization])
         let messageID = try context.parameters.require("messageId")
         guard let entry = try await store.mailboxEntry(for: device.user, messageID: messageID.lowercased()),
             entry.message.expiresAt.map({ $0 > now() }) ?? true
         else { throw APIError.notFound("no message \(messageID) for this device") }
+        // Fetched by the device itself: its extension shows it, so the planner stops re-pushing
+        // and escalating it for this device (the cursor moves only with sync acks).
+        events.submit(.shown(device.ref, messageIDs: [entry.message.id], at: now()))
         return Self.json(.ok, MailboxMessageBody(entry))
     }
 }

@@ -66,6 +66,7 @@ public struct BeckonAPI: Sendable {
         router.delete("v1/devices/{deviceId}") { request, context in try await deleteDevice(request, context) }
         router.post("v1/messages") { request, context in try await postMessage(request, context) }
         router.get("v1/messages/{messageId}") { request, context in try await getMessage(request, context) }
+        router.post("v1/calls/{callId}/end") { request, context in try await endCall(request, context) }
         router.get("v1/delivery/report") { request, context in try await deliveryReport(request, context) }
         router.get("v1/sync") { request, context in try await syncWithoutUpgrade(request, context) }
         router.post("v1/admin/apps/{appId}/keys") { request, context in try await createAPIKey(request, context) }

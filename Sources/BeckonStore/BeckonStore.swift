@@ -128,4 +128,12 @@ public protocol BeckonStore: Sendable {
     func pushRecords(appID: String, since date: Date) async throws -> [PushRecord]
     /// How many of the app's devices are unreachable now (rule 4).
     func unreachableDeviceCount(appID: String) async throws -> Int
+
+    // MARK: Calls
+
+    /// Records how a call ended, once: `callNotFound` unless `callID` is a call message of the
+    /// app; a second end of the same call returns the first's outcome.
+    func endCall(appID: String, callID: String, outcome: String, at date: Date) async throws -> CallEndResult
+    /// Which of these calls have ended.
+    func endedCalls(appID: String, callIDs: [String]) async throws -> Set<String>
 }

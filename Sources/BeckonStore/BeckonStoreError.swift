@@ -2,6 +2,8 @@
 public enum BeckonStoreError: Error, Equatable, Sendable {
     case appNotFound(String)
     case deviceNotFound(appID: String, deviceID: String)
+    /// No call message with this id in the app.
+    case callNotFound(String)
     /// An app with this id exists already.
     case alreadyExists(String)
     /// The idempotency key was used before for a message with different content.

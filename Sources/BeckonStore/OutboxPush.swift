@@ -16,13 +16,19 @@ public struct OutboxPush: Hashable, Sendable {
     /// Headers and body, as APNs will receive them.
     public var notification: APNSRenderedNotification
     public var messageCount: Int
+    /// A push that rings a call, and the time after which it must not be sent (rule 6).
+    public var ringingCallID: String?
+    public var ringingUntil: Date?
     public var attempts: Int
     public var createdAt: Date
 
     public init(
         device: DeviceRef, tokenKind: PushTokenKind, reason: PushReason, strategy: DeliveryStrategy,
-        notification: APNSRenderedNotification, messageCount: Int, attempts: Int = 0, createdAt: Date
+        notification: APNSRenderedNotification, messageCount: Int, ringingCallID: String? = nil,
+        ringingUntil: Date? = nil, attempts: Int = 0, createdAt: Date
     ) {
+        self.ringingCallID = ringingCallID
+        self.ringingUntil = ringingUntil
         self.id = notification.apnsID.lowercaseString
         self.device = device
         self.tokenKind = tokenKind
@@ -76,6 +82,8 @@ public struct DeliveryBatch: Sendable {
 public struct PushRecord: Hashable, Sendable {
     public var reason: String
     public var strategy: String
+    /// `apns-push-type` as sent (`background`, `alert`, `voip`); nil for rows from before v6.
+    public var pushType: String?
     public var state: String
     public var status: Int?
     public var messageCount: Int
@@ -84,15 +92,24 @@ public struct PushRecord: Hashable, Sendable {
     public var wakeLatency: TimeInterval?
 
     public init(
-        reason: String, strategy: String, state: String, status: Int?, messageCount: Int, wake: String?,
-        wakeLatency: TimeInterval?
+        reason: String, strategy: String, pushType: String? = nil, state: String, status: Int?, messageCount: Int,
+        wake: String?, wakeLatency: TimeInterval?
     ) {
         self.reason = reason
         self.strategy = strategy
+        self.pushType = pushType
         self.state = state
         self.status = status
         self.messageCount = messageCount
         self.wake = wake
         self.wakeLatency = wakeLatency
     }
+}
+
+/// What ending a call came to (`BeckonStore.endCall`).
+public enum CallEndResult: Hashable, Sendable {
+    /// Ended now: these users were the call's recipients.
+    case ended(users: [UserRef], at: Date)
+    /// Ended before, with this outcome (the same call ended again is answered the same way).
+    case alreadyEnded(outcome: String, at: Date)
 }

@@ -54,9 +54,9 @@ extension SQLiteStore {
             }
             let queuePush = try db.cachedStatement(sql: """
                 INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, push_type, topic,
-                                         priority, expiration, collapse_id, payload, message_count,
-                                         state, attempts, next_attempt_at, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
+                                         priority, expiration, collapse_id, payload, message_count, ringing_call_id,
+                                         ringing_until, state, attempts, next_attempt_at, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
                 """)
             for push in batch.pushes {
                 let notification = push.notification
@@ -64,7 +64,8 @@ extension SQLiteStore {
                     push.id, push.device.appID, push.device.deviceID, push.tokenKind.rawValue, push.reason.rawValue,
                     push.strategy.rawValue, notification.pushType.rawValue, notification.topic,
                     notification.priority.rawValue, notification.expiration.headerValue, notification.collapseID,
-                    Data(notification.payload), push.messageCount, push.createdAt.millisecondsSince1970,
+                    Data(notification.payload), push.messageCount, push.ringingCallID,
+                    push.ringingUntil?.millisecondsSince1970, push.createdAt.millisecondsSince1970,
                     push.createdAt.millisecondsSince1970,
                 ])
             }
@@ -118,7 +119,8 @@ extension SQLiteStore {
         return OutboxPush(
             device: DeviceRef(appID: row["app_id"], deviceID: row["device_id"]), tokenKind: try row.enumValue("token_kind"),
             reason: try row.enumValue("reason"), strategy: try row.enumValue("strategy"), notification: notification,
-            messageCount: row["message_count"], attempts: row["attempts"], createdAt: row.date("created_at"))
+            messageCount: row["message_count"], ringingCallID: row["ringing_call_id"],
+            ringingUntil: row.optionalDate("ringing_until"), attempts: row["attempts"], createdAt: row.date("created_at"))
     }
 
     public func completePush(id: String, result: PushAttemptResult) async throws {
@@ -162,13 +164,14 @@ extension SQLiteStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT reason, strategy, state, status, message_count, wake, wake_latency_ms FROM push_outbox
+                    SELECT reason, strategy, push_type, state, status, message_count, wake, wake_latency_ms FROM push_outbox
                     WHERE app_id = ? AND created_at >= ?
                     """,
                 arguments: [appID, date.millisecondsSince1970]
             ).map { row in
                 PushRecord(
-                    reason: row["reason"], strategy: row["strategy"], state: row["state"], status: row["status"],
+                    reason: row["reason"], strategy: row["strategy"], pushType: row["push_type"], state: row["state"],
+                    status: row["status"],
                     messageCount: row["message_count"], wake: row["wake"],
                     wakeLatency: (row["wake_latency_ms"] as Int64?).map { Double($0) / 1000 })
             }
@@ -179,6 +182,34 @@ extension SQLiteStore {
         try await writer.read { db in
             try Int.fetchOne(
                 db, sql: "SELECT count(*) FROM delivery_state WHERE app_id = ? AND unreachable", arguments: [appID]) ?? 0
+        }
+    }
+
+    public func endCall(appID: String, callID: String, outcome: String, at date: Date) async throws -> CallEndResult {
+        try await groupCommit.write { db in
+            let isCall = try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM message WHERE id = ? AND app_id = ? AND kind = 'call')",
+                arguments: [callID, appID]) ?? false
+            guard isCall else { throw BeckonStoreError.callNotFound(callID) }
+            if let row = try Row.fetchOne(
+                db, sql: "SELECT outcome, ended_at FROM call_end WHERE app_id = ? AND call_id = ?", arguments: [appID, callID])
+            {
+                return .alreadyEnded(outcome: row["outcome"], at: row.date("ended_at"))
+            }
+            try db.execute(
+                sql: "INSERT INTO call_end (app_id, call_id, outcome, ended_at) VALUES (?, ?, ?, ?)",
+                arguments: [appID, callID, outcome, date.millisecondsSince1970])
+            let users = try String.fetchAll(
+                db, sql: "SELECT user_id FROM mailbox WHERE message_id = ? AND app_id = ?", arguments: [callID, appID])
+            return .ended(users: users.map { UserRef(appID: appID, userID: $0) }, at: date)
+        }
+    }
+
+    public func endedCalls(appID: String, callIDs: [String]) async throws -> Set<String> {
+        guard !callIDs.isEmpty else { return [] }
+        return try await writer.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT 1 FROM call_end WHERE app_id = ? AND call_id = ?")
+            return Set(try callIDs.filter { try Bool.fetchOne(statement, arguments: [appID, $0]) != nil })
         }
     }
 }

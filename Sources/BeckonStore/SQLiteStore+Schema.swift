@@ -217,8 +217,24 @@ extension SQLiteStore {
                 ALTER TABLE push_outbox ADD COLUMN expiration TEXT;   -- apns-expiration; NULL: none
                 ALTER TABLE push_outbox ADD COLUMN collapse_id TEXT;
                 ALTER TABLE push_outbox ADD COLUMN payload BLOB;
+                -- A push that rings a call: the call, and when ringing is over (rule 6).
+                ALTER TABLE push_outbox ADD COLUMN ringing_call_id TEXT;
+                ALTER TABLE push_outbox ADD COLUMN ringing_until INTEGER;
                 UPDATE push_outbox SET state = 'failed', apns_reason = 'FormatChanged' WHERE state = 'pending';
                 ALTER TABLE push_outbox DROP COLUMN push;
+                """)
+        }
+        migrator.registerMigration("v7-call-ends") { db in
+            // How each call ended, as the backend reported it (`POST /v1/calls/{id}/end`): once,
+            // with one outcome; no push rings it after.
+            try db.execute(sql: """
+                CREATE TABLE call_end (
+                    app_id TEXT NOT NULL,
+                    call_id TEXT NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+                    outcome TEXT NOT NULL,
+                    ended_at INTEGER NOT NULL,
+                    PRIMARY KEY (app_id, call_id)
+                ) WITHOUT ROWID;
                 """)
         }
         return migrator

@@ -65,7 +65,9 @@ import Testing
         device.hasVoIPToken = false
         harness.device = device
         sent += pushes(harness.arrive(message("c2", kind: .call), at: 3))
-        #expect(sent.map(\.notification.pushType) == [.alert, .voip, .background, .alert])
+        // The read leaves nothing unread: a badge-0 alert clears all.
+        #expect(sent.map(\.notification.pushType) == [.alert, .voip, .alert, .alert])
+        #expect(sent.map(\.reason) == [.alert, .callVoIP, .clearAll, .callRing])
         for push in sent {
             // What the outbox stores and the dispatcher sends: the push's own id, topic and body.
             let rendered = try push.rendered(bundleID: bundleID)

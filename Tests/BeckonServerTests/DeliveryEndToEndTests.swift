@@ -138,15 +138,28 @@ import Testing
             _ = try await server.device(user: "alice", device: "tablet", token: Self.otherToken)
             let client = try await server.connect(phone)
             _ = try await client.hello()
-            let id = try await server.post(to: ["alice"])
-            _ = try await client.messages(1)
+            let first = try await server.post(to: ["alice"])
+            let second = try await server.post(to: ["alice"])
+            _ = try await client.messages(2)
             _ = try await server.pushes(to: Self.otherToken, count: 1)  // The tablet's wake.
-            try await client.send(#"{"type":"read","ids":["\#(id)"]}"#)
+
+            // One of two read: a background push tells the tablet which notification to remove.
+            try await client.send(#"{"type":"read","ids":["\#(first)"]}"#)
             let clear = try await server.waitForDelivery(to: Self.otherToken) {
                 (try? Self.json($0)["beckon"] as? [String: Any])?["clear"] != nil
             }
             #expect(clear.pushType == .background)
-            #expect((try Self.json(clear)["beckon"] as? [String: Any])?["clear"] as? [String] == [id])
+            #expect((try Self.json(clear)["beckon"] as? [String: Any])?["clear"] as? [String] == [first])
+
+            // Both read, nothing unread: `{"aps":{"badge":0}}`, which clears every notification
+            // even of an app the user killed (seed 000): an alert by type, priority 5, nothing else.
+            try await client.send(#"{"type":"read","ids":["\#(second)"]}"#)
+            let clearAll = try await server.waitForDelivery(to: Self.otherToken) {
+                (try? Self.json($0)["aps"] as? [String: Any])?["badge"] as? Int == 0
+            }
+            #expect(clearAll.pushType == .alert)
+            #expect(clearAll.priority == 5)
+            #expect(clearAll.payloadString == #"{"aps":{"badge":0}}"#)
         }
     }
 

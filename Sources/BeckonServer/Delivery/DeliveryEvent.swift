@@ -1,3 +1,4 @@
+import BeckonProtocol
 import BeckonStore
 import Foundation
 
@@ -14,6 +15,10 @@ public enum DeliveryEvent: Sendable {
     case acknowledged(DeviceRef, at: Date)
     /// The device read messages that were unread for its user (design rule 7).
     case read(user: UserRef, by: DeviceRef, ids: [String], at: Date)
+    /// The backend ended a call (`POST /v1/calls/{id}/end`): stop ringing it (rule 6).
+    case callEnded(callID: String, outcome: CallEndOutcome, users: [UserRef], at: Date)
+    /// The device's extension fetched these messages by id: they show there (no re-push).
+    case shown(DeviceRef, messageIDs: [String], at: Date)
     /// APNs refused a push for good: it proves nothing about the app (no wake measured).
     case pushFailed(DeviceRef, pushID: UUID, at: Date)
     /// The device's planner asked to be woken by now (`DevicePlanner.nextDeadline`).

@@ -1,22 +1,47 @@
+import BeckonProtocol
 import BeckonStore
 import Foundation
 
 /// `GET /v1/delivery/report`: how an app's pushes did (design rule 10), from the outbox's
-/// records: per push reason and strategy, how many were sent, how many woke the app (the device
-/// connected within the reconnect window) and how fast.
+/// records, per push reason and strategy: how many were sent, and how many were followed by a
+/// connection of the device within the reconnect window, and how fast.
+///
+/// Only a background push exists to wake the app, so only wakes have a wake success rate. Alerts,
+/// clears and calls are reported as kinds of their own with the same connected-within-window
+/// figures: a user may open the app after an alert or not, and neither is a wake that worked or
+/// failed. Merging them would make the wake figure mean something else.
 struct DeliveryReport: Encodable, Sendable {
+    /// What a push is for, as far as measuring it goes.
+    enum Category: String, Encodable, Sendable {
+        case wake, alert, clear, call
+
+        init(reason: String, pushType: String?) {
+            switch PushReason(rawValue: reason) {
+            case .clear?, .clearAll?: self = .clear
+            case .callVoIP?, .callRing?, .missedCall?, .answeredElsewhere?, .declinedElsewhere?: self = .call
+            default: self = pushType == "background" ? .wake : .alert
+            }
+        }
+    }
+
     struct Kind: Encodable, Sendable {
         var reason: String
         var strategy: String
+        var category: Category
         var pushes: Int
         var sent: Int
         var failed: Int
         var pending: Int
-        var wakesObserved: Int
-        var wakesMissed: Int
-        /// Observed ÷ (observed + missed); nil before any push was measured.
+        /// The device connected within the reconnect window after the push.
+        var connectedWithinWindow: Int
+        /// The window passed without a connection (a later connection is not credited).
+        var notConnectedWithinWindow: Int
+        /// connected ÷ (connected + not); nil before any push was measured.
+        var connectedWithinWindowRate: Double?
+        /// The same rate, for wakes only: nil for alerts, clears and calls.
         var wakeSuccessRate: Double?
-        var wakeLatencySeconds: Percentiles?
+        /// Push to connection, for the pushes followed by one within the window.
+        var latencySeconds: Percentiles?
     }
 
     struct Percentiles: Encodable, Sendable {
@@ -32,6 +57,8 @@ struct DeliveryReport: Encodable, Sendable {
     /// Sum over pushes of the messages each was for; with `pushes`, what a message costs in pushes.
     var messagesInPushes: Int
     var pushesPerMessage: Double?
+    /// Over every wake (background push for new messages): connected within the window ÷ measured.
+    var wakeSuccessRate: Double?
     /// Alerts sent because a wake was missed or the device was already unreachable (rule 4).
     var escalations: Int
     /// Devices unreachable now: they missed a wake and have not connected since.
@@ -44,24 +71,34 @@ struct DeliveryReport: Encodable, Sendable {
         self.pushes = records.count
         self.messagesInPushes = records.reduce(0) { $0 + $1.messageCount }
         self.pushesPerMessage = messagesInPushes == 0 ? nil : Double(pushes) / Double(messagesInPushes)
-        self.escalations = records.filter { $0.reason == "unreachable-alert" }.count
+        self.escalations = records.filter { $0.reason == PushReason.unreachableAlert.rawValue }.count
         self.unreachableDevices = unreachableDevices
+        let wakes = records.filter { Category(reason: $0.reason, pushType: $0.pushType) == .wake }
+        self.wakeSuccessRate = Self.rate(wakes)
         let groups = Dictionary(grouping: records) { "\($0.reason)\u{0}\($0.strategy)" }
         self.kinds = groups.values.map(Self.kind).sorted { ($0.reason, $0.strategy) < ($1.reason, $1.strategy) }
     }
 
+    private static func rate(_ records: [PushRecord]) -> Double? {
+        let connected = records.filter { $0.wake == "observed" }.count
+        let measured = connected + records.filter { $0.wake == "missed" }.count
+        return measured == 0 ? nil : Double(connected) / Double(measured)
+    }
+
     private static func kind(_ records: [PushRecord]) -> Kind {
-        let observed = records.compactMap { $0.wake == "observed" ? $0.wakeLatency : nil }.sorted()
-        let missed = records.filter { $0.wake == "missed" }.count
-        let measured = observed.count + missed
+        let latencies = records.compactMap { $0.wake == "observed" ? $0.wakeLatency : nil }.sorted()
+        // Rows of one reason share a category, except rows from before push types were stored.
+        let category = Category(reason: records[0].reason, pushType: records.lazy.compactMap(\.pushType).first)
+        let rate = rate(records)
         return Kind(
-            reason: records[0].reason, strategy: records[0].strategy, pushes: records.count,
+            reason: records[0].reason, strategy: records[0].strategy, category: category, pushes: records.count,
             sent: records.filter { $0.state == "sent" }.count, failed: records.filter { $0.state == "failed" }.count,
-            pending: records.filter { $0.state == "pending" }.count, wakesObserved: observed.count, wakesMissed: missed,
-            wakeSuccessRate: measured == 0 ? nil : Double(observed.count) / Double(measured),
-            wakeLatencySeconds: observed.isEmpty ? nil : Percentiles(
-                p50: percentile(observed, 0.50), p90: percentile(observed, 0.90), p99: percentile(observed, 0.99),
-                max: observed[observed.count - 1]))
+            pending: records.filter { $0.state == "pending" }.count, connectedWithinWindow: latencies.count,
+            notConnectedWithinWindow: records.filter { $0.wake == "missed" }.count, connectedWithinWindowRate: rate,
+            wakeSuccessRate: category == .wake ? rate : nil,
+            latencySeconds: latencies.isEmpty ? nil : Percentiles(
+                p50: percentile(latencies, 0.50), p90: percentile(latencies, 0.90), p99: percentile(latencies, 0.99),
+                max: latencies[latencies.count - 1]))
     }
 
     /// Nearest-rank percentile of sorted values.

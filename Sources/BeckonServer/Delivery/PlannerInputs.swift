@@ -1,4 +1,5 @@
 import BeckonDelivery
+import BeckonProtocol
 import BeckonStore
 import Foundation
 
@@ -19,5 +20,17 @@ extension PlannedMessage {
         self.init(
             id: message.id, kind: message.kind, urgency: message.urgency, hints: message.hints,
             expiresAt: message.expiresAt, unreadCount: unreadCount)
+    }
+}
+
+extension CallOutcome {
+    /// How the backend's outcome ends the ringing on a callee's device: an alert that replaces
+    /// the ringing one says what happened (rule 6).
+    init(_ outcome: CallEndOutcome) {
+        switch outcome {
+        case .answeredElsewhere: self = .answeredElsewhere
+        case .declined: self = .declinedElsewhere
+        case .cancelled, .missed: self = .endedByCaller
+        }
     }
 }

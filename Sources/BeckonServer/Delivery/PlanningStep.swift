@@ -24,10 +24,10 @@ struct PlanningStep {
         var single: Set<DeviceRef> = []
         for event in events {
             switch event {
-            case .messageAppended(_, let recipients): users.formUnion(recipients)
+            case .messageAppended(_, let recipients), .callEnded(_, _, let recipients, _): users.formUnion(recipients)
             case .read(let user, _, _, _): users.insert(user)
             case .connected(let device, _), .disconnected(let device, _, _), .acknowledged(let device, _),
-                .pushFailed(let device, _, _), .deadline(let device):
+                .pushFailed(let device, _, _), .deadline(let device), .shown(let device, _, _):
                 single.insert(device)
             }
         }
@@ -113,6 +113,14 @@ struct PlanningStep {
                     planner.readElsewhere(messageIDs: ids, unreadCount: unreadCount, device: PlannerDevice(device), now: now)
                 }
             }
+        case .callEnded(let callID, let outcome, let users, _):
+            for ref in users.flatMap({ devicesOfUser[$0] ?? [] }) {
+                try transition(ref) { planner, device in
+                    planner.callEnded(callID: callID, outcome: CallOutcome(outcome), device: PlannerDevice(device), now: now)
+                }
+            }
+        case .shown(let ref, let ids, _):
+            try transition(ref) { planner, _ in planner.shown(messageIDs: ids, now: now) }
         case .pushFailed(let ref, let pushID, _):
             try transition(ref) { planner, _ in planner.pushFailed(pushID: pushID, now: now) }
         case .deadline(let ref):
@@ -159,7 +167,8 @@ struct PlanningStep {
                 }
                 batch.pushes.append(OutboxPush(
                     device: ref, tokenKind: push.token, reason: push.reason, strategy: push.strategy,
-                    notification: rendered, messageCount: push.messageIDs.count, createdAt: now))
+                    notification: rendered, messageCount: push.messageIDs.count, ringingCallID: push.ringing?.callID,
+                    ringingUntil: push.ringing?.until, createdAt: now))
                 metrics.decided(push)
             case .wakeObserved(let pushID, let reason, let strategy, let latency):
                 batch.wakes.append(WakeOutcome(pushID: pushID.uuidString.lowercased(), latency: latency))

@@ -151,13 +151,28 @@ final class PushDispatcher: Sendable {
         // APNs said the token is not for this topic: asking again cannot help until the device
         // registers again (which clears the flag).
         if let problem = device.pushProblem { return .failed(status: 0, reason: problem, at: now()) }
+        // Rule 6: a call rings only while it rings — never after its timeout or its end, however
+        // late a retry comes. Such a push gets one attempt per claim and no more time than the
+        // ringing has left, so every retry comes back here and is checked again.
+        var deadline: TimeInterval?
+        var singleAttempt: APNSRetryPolicy?
+        if let callID = outbox.ringingCallID {
+            let left = (outbox.ringingUntil ?? .distantFuture).timeIntervalSince(now())
+            if left <= 0 { return .failed(status: 0, reason: "CallTimedOut", at: now()) }
+            if let ended = try? await store.endedCalls(appID: outbox.device.appID, callIDs: [callID]), ended.contains(callID) {
+                return .failed(status: 0, reason: "CallEnded", at: now())
+            }
+            deadline = min(left, 30)
+            singleAttempt = APNSRetryPolicy(maximumAttempts: 1, backoff: retry.backoff)
+        }
         guard let hex = device.token(outbox.tokenKind), let token = try? APNSDeviceToken(hex: hex) else {
             return .failed(status: 0, reason: "NoToken", at: now())
         }
         let request = APNSRequest(outbox.notification, to: token)
         let environment = APNSEnvironment(device.environment)
         do {
-            let response = try await route.client.send(request, environment: environment, credential: route.credential)
+            let response = try await route.client.send(
+                request, environment: environment, credential: route.credential, deadline: deadline, retry: singleAttempt)
             return try await outcome(of: response, outbox: outbox, device: device, request: request, route: route)
         } catch {
             return retryLater(outbox, status: 0, reason: "\(error)")

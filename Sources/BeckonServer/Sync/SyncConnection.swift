@@ -59,6 +59,8 @@ enum SyncConnection {
                 actions = machine.newMessages()
             case .readElsewhere(let ids, let badge):
                 actions = machine.readElsewhere(ids: ids, badge: badge)
+            case .callEnded(let callID, let outcome):
+                actions = machine.callEnded(callID: callID, outcome: outcome)
             case .close(let code, let reason, let end):
                 actions = machine.close(code, reason: reason, end: end)
             case .inboundEnded:

@@ -63,6 +63,17 @@ public actor SyncHub: Service {
         }
     }
 
+    /// Tells the users' live sessions that a call ended: their apps end the CallKit call (rule 6).
+    public func callEnded(for users: [UserRef], callID: String, outcome: CallEndOutcome) {
+        for user in users {
+            for device in devicesByUser[user] ?? [] {
+                for session in sessionsByDevice[device]?.values ?? [:].values {
+                    session.callEnded(callID: callID, outcome: outcome)
+                }
+            }
+        }
+    }
+
     /// Closes the device's sessions with 4003: the device was deleted or re-registered.
     public func revoke(_ device: DeviceRef) {
         let waiting = admitted.values.filter { $0.ref == device }

@@ -22,6 +22,7 @@ final class SyncSessionHandle: Sendable {
         case invalidFrame(SyncFrameError)
         case newMessages
         case readElsewhere(ids: [String], badge: Int)
+        case callEnded(callID: String, outcome: CallEndOutcome)
         case close(SyncCloseCode, reason: String, end: SyncSessionEnd)
         case inboundEnded
     }
@@ -98,6 +99,8 @@ final class SyncSessionHandle: Sendable {
     }
 
     func readElsewhere(ids: [String], badge: Int) { post(.readElsewhere(ids: ids, badge: badge)) }
+
+    func callEnded(callID: String, outcome: CallEndOutcome) { post(.callEnded(callID: callID, outcome: outcome)) }
 
     func close(_ code: SyncCloseCode, reason: String, end: SyncSessionEnd) {
         post(.close(code, reason: reason, end: end))

@@ -215,6 +215,12 @@ struct SyncSessionStateMachine: Sendable {
         return [.send(.readElsewhere(ids: ids, badge: badge))]
     }
 
+    /// A call of the user ended: the app ends its CallKit call.
+    mutating func callEnded(callID: String, outcome: CallEndOutcome) -> [Action] {
+        guard case .streaming = state else { return [] }
+        return [.send(.callEnded(callID: callID, outcome: outcome))]
+    }
+
     /// The server ends the session (replaced, revoked, shutting down, overloaded).
     mutating func close(_ code: SyncCloseCode, reason: String, end: SyncSessionEnd) -> [Action] {
         if isClosing { return [] }

@@ -1,0 +1,40 @@
+import BeckonProtocol
+import BeckonStore
+import Foundation
+import Hummingbird
+
+extension BeckonAPI {
+    /// `POST /v1/calls/{callId}/end` with `{"outcome": ...}`: the backend says a call is over
+    /// (rule 6). Ringing stops at once: the planner replaces each ringing alert (same collapse id)
+    /// with the outcome, connected devices get a `callEnded` frame, and the dispatcher drops any
+    /// VoIP or ring push of the call still in the outbox. Idempotent: ending it again with the
+    /// same outcome answers the same; another outcome is 409; an id that is not a call is 404.
+    func endCall(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let key = try await auth.apiKey(request.headers[.authorization])
+        let callID = try context.parameters.require("callId").lowercased()
+        let body = try await RequestBody.json(request, limit: configuration.maximumBodyBytes)
+        let reader = try JSONObjectReader(body, path: "", allowed: ["outcome"])
+        guard let outcome = try reader.enumeration("outcome", CallEndOutcome.self) else {
+            throw APIError.invalidField("outcome", "required: one of \(CallEndOutcome.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        switch try await store.endCall(appID: key.appID, callID: callID, outcome: outcome.rawValue, at: now()) {
+        case .ended(let users, let at):
+            // The planner first (it replaces ringing alerts), then the live sessions.
+            events.submit(.callEnded(callID: callID, outcome: outcome, users: users, at: at))
+            await syncHub?.callEnded(for: users, callID: callID, outcome: outcome)
+            return Self.json(.ok, CallEndBody(callId: callID, outcome: outcome.rawValue, endedAt: APIJSON.timestamp(at)))
+        case .alreadyEnded(let previous, let at):
+            guard previous == outcome.rawValue else {
+                throw APIError(status: .conflict, code: .conflict, message: "call \(callID) already ended: \(previous)")
+            }
+            return Self.json(.ok, CallEndBody(callId: callID, outcome: previous, endedAt: APIJSON.timestamp(at)))
+        }
+    }
+}
+
+/// The answer to `POST /v1/calls/{callId}/end`.
+struct CallEndBody: ResponseEncodable {
+    var callId: String
+    var outcome: String
+    var endedAt: String
+}
