@@ -15,6 +15,7 @@ public struct RemoteNotification: Hashable, Sendable {
     /// The server's clear-all push: `{"aps":{"badge":0}}` and nothing else. iOS clears every
     /// notification of the app when it arrives (seed 000).
     public var isClearAll: Bool {
+        if beckon?.reason == .clearAll { return true }
         guard beckon == nil, case .object(let aps)? = payload["aps"] else { return false }
         return aps.count == 1 && aps["badge"]?.intValue == 0
     }

@@ -8,7 +8,7 @@ import Testing
 /// Rule 6's end of a call, through the real server: `POST /v1/calls/{callId}/end` reaches the
 /// callee's connected device as `callEnded`, and the SDK ends the CallKit call.
 @Suite(.serialized) struct CallEndedEndToEndTests {
-    @Test(.disabled("needs server: POST /v1/calls/{callId}/end and the callEnded frame (issue 10)"))
+    @Test
     func aCallAnsweredElsewhereEndsInCallKit() async throws {
         try await ClientTestServer.with { server in
             let device = try await ClientTestDevice(server: server, user: "u1", device: "d1")

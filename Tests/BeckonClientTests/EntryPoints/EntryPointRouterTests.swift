@@ -62,6 +62,7 @@ import Testing
         #expect(clearAll.isClearAll)
         #expect(router.handle(.remoteNotification(clearAll, state: .background)) == [.clearAllNotifications, .complete(.noData)])
         #expect(!RemoteNotification(payload: ["aps": ["badge": 0, "alert": "x"]]).isClearAll)
+        #expect(RemoteNotification(payload: ["aps": ["badge": 0], "beckon": ["reason": "clear-all"]]).isClearAll)
     }
 
     @Test func aTapBeforeTheAppIsReadyIsKeptAndOpenedOnce() {
