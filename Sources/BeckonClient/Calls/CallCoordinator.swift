@@ -1,0 +1,70 @@
+import BeckonJSON
+import BeckonProtocol
+import Foundation
+
+/// Calls on the device: turns every VoIP push into a report to CallKit, synchronously, and ends
+/// the CallKit call when the server says it ended elsewhere (`callEnded`, rule 6).
+public final class CallCoordinator: Sendable {
+    private struct State {
+        /// Calls reported to CallKit by this process and not ended.
+        var ringing: [String: CallIdentity] = [:]
+        /// Ends heard of that the store may not have (no lease at the time).
+        var ended: [String: CallEndOutcome] = [:]
+    }
+
+    let store: ClientStore?
+    let reporter: any CallReporterPort
+    let sealKey: Data?
+    private let state = Locked(State())
+
+    public init(store: ClientStore?, reporter: any CallReporterPort, sealKey: Data? = nil) {
+        self.store = store
+        self.reporter = reporter
+        self.sealKey = sealKey
+    }
+
+    /// PushKit's handler, synchronous as PushKit requires (apns.md E.6): the report is made
+    /// before this returns, whatever `handler` decides. A call the device already knows ended,
+    /// or a push that names no call, is reported and ended without asking `handler`.
+    @discardableResult
+    public func receiveVoIPPush(_ payload: JSONValue, handler: (VoIPPush) -> CallReport) -> CallReport {
+        let push = VoIPPush(payload: payload, sealKey: sealKey)
+        let report: CallReport
+        if let outcome = endedOutcome(push.call.callID) {
+            report = .alreadyEnded(push, outcome: outcome)
+        } else if !push.isBeckonCall {
+            report = .alreadyEnded(push, outcome: .cancelled)
+        } else {
+            report = handler(push)
+        }
+        if report.kind == .incoming {
+            state.withLock { $0.ringing[report.call.callID] = report.call }
+        }
+        reporter.report(report)
+        return report
+    }
+
+    /// The call ended elsewhere: end it in CallKit if it rings here, and remember, so a VoIP
+    /// push that arrives after is reported as already ended.
+    public func callEnded(_ callID: String, outcome: CallEndOutcome, as writer: LeaseGuard?) {
+        let ringing = state.withLock { state -> CallIdentity? in
+            state.ended[callID] = outcome
+            return state.ringing.removeValue(forKey: callID)
+        }
+        if let writer { try? store?.recordCallEnded(callID, outcome: outcome, as: writer) }
+        if let ringing { reporter.endCall(ringing, outcome: outcome) }
+    }
+
+    /// The user answered or declined in CallKit: it no longer rings.
+    public func callFinished(_ callID: String) {
+        _ = state.withLock { $0.ringing.removeValue(forKey: callID) }
+    }
+
+    /// Calls reported here and not ended.
+    public var ringingCalls: [CallIdentity] { state.withLock { Array($0.ringing.values) } }
+
+    private func endedOutcome(_ callID: String) -> CallEndOutcome? {
+        if let outcome = state.withLock({ $0.ended[callID] }) { return outcome }
+        return (try? store?.callOutcome(callID)) ?? nil
+    }
+}

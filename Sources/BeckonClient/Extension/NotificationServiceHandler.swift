@@ -1,0 +1,199 @@
+import BeckonJSON
+import BeckonProtocol
+import BeckonSeal
+import Foundation
+
+/// The notification service extension's work for one push (`didReceive(_:withContentHandler:)`):
+/// open sealed content, or fetch only the messages the push names, and rewrite the text; on
+/// any failure, at the deadline, at iOS's expiry or when memory runs low, deliver the push's own
+/// text instead. The content handler is called exactly once, and never with a blank
+/// notification (docs/design.md, "Small, bounded extensions"; seed 003's `loc-key` fallback).
+///
+/// With a store and a lease it also records what it showed in the shared ledger and keeps the
+/// messages it fetched, so the app never notifies them again; it waits for the lease only
+/// briefly, since the app may hold it (then the app records the alert in `willPresent`).
+public final class NotificationServiceHandler: Sendable {
+    public struct Configuration: Sendable {
+        public var budget: ExtensionBudget
+        /// The device's content key (`content` strategy with sealing).
+        public var sealKey: Data?
+        /// The app has the filtering entitlement: a push for messages already read or already
+        /// notified is suppressed (apns.md E.4).
+        public var canSuppress: Bool
+        /// How long to wait for the lease to record in the ledger.
+        public var leaseWait: Duration
+        /// The text when the push carries none (never blank).
+        public var genericLocKey: String
+        /// For the `filtering` strategy: sync (role `extension`) for at most this long before
+        /// deciding, instead of fetching by id. Needs `sync` in the handler.
+        public var syncDeadline: Duration
+
+        public init(
+            budget: ExtensionBudget = ExtensionBudget(), sealKey: Data? = nil, canSuppress: Bool = false,
+            leaseWait: Duration = .seconds(2), genericLocKey: String = NotificationPresenter.genericLocKey,
+            syncDeadline: Duration = .seconds(15)
+        ) {
+            self.budget = budget
+            self.sealKey = sealKey
+            self.canSuppress = canSuppress
+            self.leaseWait = leaseWait
+            self.genericLocKey = genericLocKey
+            self.syncDeadline = syncDeadline
+        }
+    }
+
+    public let configuration: Configuration
+    let fetcher: any MessageFetcherPort
+    let clock: any ClientClock
+    let memory: any MemoryGaugePort
+    let store: ClientStore?
+    let lock: LeaseLock?
+    let renderer: MessageRenderer?
+    let sync: ExtensionSync?
+
+    /// `sync`: for the `filtering` strategy, the extension syncs before it decides (and may
+    /// then suppress what is read or already shown); otherwise it fetches what the push names.
+    public init(
+        configuration: Configuration = Configuration(), fetcher: any MessageFetcherPort, clock: any ClientClock,
+        memory: any MemoryGaugePort = UnknownMemoryGauge(), store: ClientStore? = nil, lock: LeaseLock? = nil,
+        renderer: MessageRenderer? = nil, sync: ExtensionSync? = nil
+    ) {
+        self.configuration = configuration
+        self.fetcher = fetcher
+        self.clock = clock
+        self.memory = memory
+        self.store = store
+        self.lock = lock
+        self.renderer = renderer
+        self.sync = sync
+    }
+
+    /// Starts the work for one push; `deliver` is called exactly once. Keep the returned run
+    /// to forward iOS's `serviceExtensionTimeWillExpire`.
+    @discardableResult
+    public func receive(
+        _ notification: IncomingNotification, deliver: @escaping @Sendable (NotificationServiceOutcome) -> Void
+    ) -> NotificationServiceRun {
+        let fallback = Self.visible(NotificationContent(apsOf: notification.payload), genericLocKey: configuration.genericLocKey)
+        let run = NotificationServiceRun(fallback: fallback, deliver: deliver)
+        let work = Task { [self] in
+            let outcome = await self.work(notification, fallback: fallback, run: run)
+            run.finish(outcome)
+        }
+        let deadline = configuration.budget.deadline
+        let clock = self.clock
+        let timer = Task {
+            do { try await clock.sleep(for: deadline) } catch { return }
+            run.finishWithBest(.deadline)
+            work.cancel()
+        }
+        run.onFinish {
+            timer.cancel()
+            work.cancel()
+        }
+        return run
+    }
+
+    /// Receives and waits for the outcome (tests, the simulator).
+    public func handle(_ notification: IncomingNotification) async -> NotificationServiceOutcome {
+        await withCheckedContinuation { continuation in
+            receive(notification) { continuation.resume(returning: $0) }
+        }
+    }
+
+    private func work(
+        _ notification: IncomingNotification, fallback: NotificationContent, run: NotificationServiceRun
+    ) async -> NotificationServiceOutcome {
+        guard let beckon = BeckonPushPayload(payload: notification.payload), let newest = beckon.ids.last else {
+            return .fallback(fallback, .notBeckon)
+        }
+        if configuration.canSuppress, alreadyHandled(beckon.ids) { return .suppressed }
+
+        // Filtering: sync first (the app preempts it if it comes up), then decide from the store.
+        if let sync, let store {
+            _ = await sync.run(leaseWait: configuration.leaseWait, deadline: configuration.syncDeadline)
+            if configuration.canSuppress, alreadyHandled(beckon.ids) { return .suppressed }
+            if let stored = try? store.message(id: newest),
+                let text = renderer?(DisplayableMessage(id: stored.id, kind: stored.kind, payload: stored.payloadJSON)),
+                text.hasText
+            {
+                let rewritten = fallback.replacingText(with: text)
+                run.improve(rewritten)
+                await record(notification, ids: beckon.ids, fetched: [])
+                return .rewritten(rewritten)
+            }
+        }
+
+        // Sealed content needs no fetch (rule 1: it came sealed for this device).
+        if let sealed = beckon.sealed, let key = configuration.sealKey,
+            let content = try? ContentSeal.open(sealed, key: key), beckon.ids.contains(content.messageID)
+        {
+            let rewritten = fallback.replacingText(with: NotificationContent(sealed: content))
+            if rewritten.hasText {
+                await record(notification, ids: beckon.ids, fetched: [])
+                return .rewritten(rewritten)
+            }
+        }
+
+        // Fetch only what the push names, newest first, within the budget.
+        let budget = configuration.budget
+        var fetched: [FetchedMessage] = []
+        var failure: NotificationServiceOutcome.FallbackReason?
+        for id in beckon.ids.reversed().prefix(budget.maximumFetches) {
+            if Task.isCancelled { return .fallback(fallback, .deadline) }
+            if let available = memory.availableBytes(), available < budget.messageBytes + budget.reserveBytes {
+                failure = failure ?? .lowMemory
+                break
+            }
+            do {
+                fetched.append(try await fetcher.fetch(messageID: id, byteLimit: budget.messageBytes))
+            } catch .tooLarge {
+                failure = failure ?? (id == newest ? .tooLarge : nil)
+            } catch {
+                failure = failure ?? (id == newest ? .fetchFailed : nil)
+            }
+        }
+        guard let message = fetched.first(where: { $0.id == newest }) else {
+            await record(notification, ids: beckon.ids, fetched: fetched)
+            return .fallback(fallback, failure ?? .fetchFailed)
+        }
+        var text = message.hints.map(NotificationContent.init(hints:))
+        if text?.hasText != true {
+            text = renderer?(DisplayableMessage(id: message.id, kind: message.kind, payload: message.payload, hints: message.hints))
+        }
+        guard let text, text.hasText else {
+            await record(notification, ids: beckon.ids, fetched: fetched)
+            return .fallback(fallback, .nothingToShow)
+        }
+        let rewritten = fallback.replacingText(with: text)
+        // iOS's expiry during the ledger write below delivers this, not the fallback.
+        run.improve(rewritten)
+        await record(notification, ids: beckon.ids, fetched: fetched)
+        return .rewritten(rewritten)
+    }
+
+    /// Every id read in the store, or already notified.
+    private func alreadyHandled(_ ids: [String]) -> Bool {
+        guard let store, !ids.isEmpty else { return false }
+        return ids.allSatisfy { id in
+            ((try? store.message(id: id))??.isRead ?? false) || ((try? store.ledgerEntry(messageID: id)) ?? nil) != nil
+        }
+    }
+
+    /// Keeps what was fetched and records the alert in the ledger, if the lease comes quickly.
+    private func record(_ notification: IncomingNotification, ids: [String], fetched: [FetchedMessage]) async {
+        guard let store, let lock else { return }
+        _ = try? await lock.withLease(timeout: configuration.leaseWait) { writer in
+            for message in fetched { try store.storeFetched(message, as: writer) }
+            _ = try store.claimNotification(notification.identifier, for: ids, by: .extension, as: writer)
+        }
+    }
+
+    /// Never blank: a push with no text gets the generic text.
+    static func visible(_ content: NotificationContent, genericLocKey: String) -> NotificationContent {
+        guard !content.hasText else { return content }
+        var content = content
+        content.locKey = genericLocKey
+        return content
+    }
+}

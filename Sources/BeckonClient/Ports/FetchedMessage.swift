@@ -1,0 +1,40 @@
+import BeckonJSON
+import BeckonProtocol
+
+/// One message as `GET /v1/messages/{id}` answers it.
+public struct FetchedMessage: Hashable, Sendable {
+    public var id: String
+    public var sequence: Int64
+    public var kind: MessageKind
+    /// The backend's JSON.
+    public var payload: JSONValue?
+    /// The operator's notification text for it, if any.
+    public var hints: NotificationHints?
+
+    public init(id: String, sequence: Int64, kind: MessageKind, payload: JSONValue?, hints: NotificationHints?) {
+        self.id = id
+        self.sequence = sequence
+        self.kind = kind
+        self.payload = payload
+        self.hints = hints
+    }
+
+    /// Reads the answer's JSON (openapi.yaml, `MailboxMessage`).
+    public init(json: JSONValue) throws(MessageFetchError) {
+        guard let id = json["id"]?.stringValue, let sequence = json["sequence"]?.intValue,
+            let kind = json["kind"]?.stringValue.flatMap(MessageKind.init(rawValue:))
+        else { throw .malformed }
+        var hints: NotificationHints?
+        if case .object(let object)? = json["notification"] {
+            func strings(_ key: String) -> [String]? { object[key]?.arrayValue?.compactMap(\.stringValue) }
+            hints = NotificationHints(
+                title: object["title"]?.stringValue, subtitle: object["subtitle"]?.stringValue,
+                body: object["body"]?.stringValue, titleLocKey: object["titleLocKey"]?.stringValue,
+                titleLocArgs: strings("titleLocArgs"), locKey: object["locKey"]?.stringValue, locArgs: strings("locArgs"),
+                threadID: object["threadId"]?.stringValue, category: object["category"]?.stringValue,
+                sound: object["sound"]?.stringValue)
+        }
+        let payload: JSONValue? = if case .null? = json["payload"] { nil } else { json["payload"] }
+        self.init(id: id, sequence: Int64(sequence), kind: kind, payload: payload, hints: hints)
+    }
+}

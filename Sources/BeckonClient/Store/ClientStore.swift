@@ -1,0 +1,138 @@
+import Foundation
+import GRDB
+
+/// The device's copy of what matters between launches, in one SQLite file that the app and its
+/// extensions share (the app-group container on iOS): messages deduplicated by id, the sync
+/// cursor, read state, the notification ledger, calls, and the lease that says which process
+/// may write.
+///
+/// WAL mode (`DatabasePool`), so readers never wait for the writer. Every write goes through
+/// `write(as:)`, which checks inside its own transaction that the caller still holds the lease:
+/// one writer between app and extension (docs/design.md, "Share one store between the app and
+/// its notification service extension"). Transactions are short and none spans a suspension:
+/// the lease is a row, never a file lock held while iOS freezes the process (0xdead10cc).
+public final class ClientStore: Sendable {
+    let pool: DatabasePool
+    let clock: any ClientClock
+    public let path: String
+
+    /// Whether `suspend()` and `resume()` do anything (see there).
+    public let observesSuspension: Bool
+
+    /// Opens (creating and migrating if needed) the store at `path`. `observesSuspension`: on
+    /// iOS, where the store lives in the app group and the process is frozen in the background
+    /// (the iOS adapter's `ClientStore.appGroup` sets it).
+    public init(path: String, clock: any ClientClock = SystemClock(), observesSuspension: Bool = false) throws {
+        var configuration = Configuration()
+        configuration.label = "BeckonClient"
+        // The other process may be committing: wait for it rather than fail. Its transactions
+        // are as short as ours.
+        configuration.busyMode = .timeout(5)
+        // GRDB stops taking SQLite locks once told the app is about to be suspended: the other
+        // half, with the lease, of never holding a lock while frozen (0xdead10cc).
+        configuration.observesSuspensionNotifications = observesSuspension
+        self.pool = try DatabasePool(path: path, configuration: configuration)
+        self.clock = clock
+        self.path = path
+        self.observesSuspension = observesSuspension
+        try Self.migrator.migrate(pool)
+    }
+
+    /// No SQLite lock is taken until `resume()`: called before the process may be suspended,
+    /// after the lease was let go. GRDB's notification is process-wide, so this is off unless
+    /// the store was opened with `observesSuspension` (one store per process, as on iOS; tests
+    /// and the simulator run many in one process).
+    public func suspend() {
+        guard observesSuspension else { return }
+        NotificationCenter.default.post(name: Database.suspendNotification, object: self)
+    }
+
+    public func resume() {
+        guard observesSuspension else { return }
+        NotificationCenter.default.post(name: Database.resumeNotification, object: self)
+    }
+
+    /// A write transaction, refused unless `writer` holds the lease at the moment it commits.
+    /// The check is inside the transaction, and SQLite runs one write transaction at a time
+    /// across processes, so no other process can take the lease between check and commit.
+    public func write<Result>(as writer: LeaseGuard, _ body: (Database) throws -> Result) throws -> Result {
+        guard writer.isHeld else { throw ClientStoreError.notLeaseHolder }
+        return try pool.write { db in
+            let holder = try String.fetchOne(db, sql: "SELECT holder FROM lease WHERE key = ?", arguments: [writer.key])
+            guard holder == writer.holder.name else { throw ClientStoreError.notLeaseHolder }
+            return try body(db)
+        }
+    }
+
+    func read<Result>(_ body: (Database) throws -> Result) throws -> Result {
+        try pool.read(body)
+    }
+
+    var nowMilliseconds: Int64 { clock.now().milliseconds }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            // Every message the device has, by id (rule 9: the client removes duplicates by id).
+            // `synced`: it arrived over sync (its sequence is at or below the cursor); 0 when
+            // only the extension fetched it.
+            try db.execute(sql: """
+                CREATE TABLE message (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    payload BLOB NOT NULL,
+                    createdAt INTEGER NOT NULL,
+                    expiresAt INTEGER,
+                    isRead INTEGER NOT NULL DEFAULT 0,
+                    synced INTEGER NOT NULL,
+                    storedAt INTEGER NOT NULL
+                );
+                CREATE INDEX message_sequence ON message(sequence);
+                CREATE TABLE syncState (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    cursor INTEGER NOT NULL,
+                    badge INTEGER NOT NULL
+                );
+                INSERT INTO syncState (id, cursor, badge) VALUES (1, 0, 0);
+                CREATE TABLE pendingRead (
+                    messageId TEXT PRIMARY KEY NOT NULL,
+                    markedAt INTEGER NOT NULL
+                );
+                CREATE TABLE notificationLedger (
+                    messageId TEXT PRIMARY KEY NOT NULL,
+                    notificationId TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    shownBy TEXT NOT NULL,
+                    shownAt INTEGER NOT NULL,
+                    removedAt INTEGER,
+                    messageRead INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE INDEX notificationLedger_notification ON notificationLedger(notificationId);
+                CREATE TABLE call (
+                    callId TEXT PRIMARY KEY NOT NULL,
+                    state TEXT NOT NULL,
+                    outcome TEXT,
+                    updatedAt INTEGER NOT NULL
+                );
+                CREATE TABLE lease (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    holder TEXT,
+                    lastHolder TEXT,
+                    expiresAt INTEGER NOT NULL,
+                    generation INTEGER NOT NULL,
+                    wantedBy TEXT,
+                    wantedUntil INTEGER
+                );
+                CREATE TABLE leaseWaiter (
+                    ticket INTEGER PRIMARY KEY AUTOINCREMENT,
+                    key TEXT NOT NULL,
+                    holder TEXT NOT NULL,
+                    aliveUntil INTEGER NOT NULL,
+                    UNIQUE (key, holder)
+                );
+                """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,16 @@
+// iOS only: `os_proc_available_memory` (iOS 13+). A translation, no decisions (docs/client-sdk.md).
+#if canImport(os) && os(iOS)
+import BeckonClient
+import os
+
+/// `MemoryGaugePort` over `os_proc_available_memory`: what the extension may still allocate
+/// before iOS kills it (about 24 MB in all, apns.md E.4).
+public struct ProcessMemoryGauge: MemoryGaugePort {
+    public init() {}
+
+    public func availableBytes() -> Int? {
+        let available = os_proc_available_memory()
+        return available > 0 ? Int(available) : nil
+    }
+}
+#endif

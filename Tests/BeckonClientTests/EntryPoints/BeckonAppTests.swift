@@ -1,0 +1,225 @@
+@testable import BeckonClient
+import BeckonClientTestSupport
+import BeckonJSON
+import BeckonProtocol
+import Foundation
+import Testing
+
+/// The app's entry points carried out through the ports (seed 001), on a manual clock.
+@Suite struct BeckonAppTests {
+    @Test func aBackgroundPushSyncsNotifiesAndCompletesOnceWithNewData() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let recorder = CompletionRecorder(clock: harness.clock)
+        harness.app.handle(.didFinishLaunching(remoteNotification: nil))
+        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
+        let connection = try await harness.serve(0, lastSequence: 2, badge: 2, messages: [1, 2])
+        try await eventually("completed") { !recorder.results.isEmpty }
+        #expect(recorder.results == [.newData])
+        try await harness.closeAfterBye(connection)
+        try await eventually("lease released") { try harness.leaseHolder() == nil }
+        #expect(await harness.center.delivered.count == 2)
+        #expect(await harness.center.badge == 2)
+        #expect(recorder.results == [.newData], "once")
+    }
+
+    @Test func nothingNewIsNoData() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let recorder = CompletionRecorder(clock: harness.clock)
+        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
+        let connection = try await harness.serve(0, lastSequence: 0)
+        try await eventually("completed") { !recorder.results.isEmpty }
+        #expect(recorder.results == [.noData])
+        try await harness.closeAfterBye(connection)
+    }
+
+    @Test func theCompletionHandlerIsCalledByTheInternalDeadlineWhateverHappens() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        harness.transport.failNext(1000)  // the network is down
+        let recorder = CompletionRecorder(clock: harness.clock)
+        let start = harness.clock.now()
+        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
+        let deadline = start.addingTimeInterval(25)
+        try await eventually("the deadline timer") { harness.clock.sleeperDeadlines.contains(deadline) }
+        harness.clock.advance(by: .seconds(25))
+        try await eventually("completed") { !recorder.results.isEmpty }
+        #expect(recorder.results == [.failed])
+        #expect(recorder.calledAt == deadline, "at the internal deadline, inside iOS's 30 s")
+        harness.clock.advance(by: .seconds(60))
+        #expect(recorder.results == [.failed], "once")
+    }
+
+    @Test func pushesDuringARunShareItAndEachCompletesOnce() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let first = CompletionRecorder(clock: harness.clock)
+        let second = CompletionRecorder(clock: harness.clock)
+        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: first.completion))
+        let connection = try await harness.transport.connection(0)
+        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: second.completion))
+        await harness.app.settled()
+        try await connection.waitForSent("hello") { if case .hello = $0 { true } else { false } }
+        connection.welcome(lastSequence: 1)
+        connection.message(1)
+        try await eventually("both completed") { !first.results.isEmpty && !second.results.isEmpty }
+        #expect(first.results == [.newData] && second.results == [.newData])
+        #expect(harness.transport.attemptCount == 1)
+        try await harness.closeAfterBye(connection)
+    }
+
+    @Test func aTapBeforeTheAppIsReadyIsKeptAndOpenedOnce() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let alert: JSONValue = [
+            "aps": ["alert": ["loc-key": "BECKON_NEW_MESSAGE"], "thread-id": "t7"], "beckon": ["reason": "alert", "ids": ["m9"]],
+        ]
+        let recorder = CompletionRecorder(clock: harness.clock)
+        let taps = TapRecorder()
+        harness.app.handle(.didFinishLaunching(remoteNotification: alert))
+        harness.app.handle(.didReceiveRemoteNotification(alert, state: .inactive, completion: recorder.completion))
+        // The same tap, also reported by the notification centre's delegate.
+        harness.app.handle(.didTapNotification(identifier: "m9", userInfo: alert))
+        await harness.app.settled()
+        #expect(recorder.results == [.noData], "a tap: nothing to fetch in the background")
+        #expect(harness.transport.attemptCount == 0)
+        harness.app.handle(.ready(open: taps.open))
+        harness.app.handle(.ready(open: taps.open))
+        await harness.app.settled()
+        #expect(taps.taps.map(\.threadID) == ["t7"])
+    }
+
+    @Test func inFrontASessionRunsAndLeavingItSaysByeAndLetsGo() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        harness.app.handle(.didFinishLaunching(remoteNotification: nil))
+        harness.app.handle(.willEnterForeground)
+        harness.app.handle(.didBecomeActive)
+        let connection = try await harness.serve(0, lastSequence: 1, messages: [1])
+        try await connection.waitForSent("hello as the app") { if case .hello(_, .app, _, _) = $0 { true } else { false } }
+        try await connection.waitForSent("ack") { $0 == .ack(upTo: 1) }
+        #expect(await harness.center.added.isEmpty, "in front the app shows messages itself")
+        #expect(await harness.app.willPresent(identifier: "m1", userInfo: [:]) == false)
+        harness.app.handle(.willResignActive)
+        harness.app.handle(.didEnterBackground)
+        try await harness.closeAfterBye(connection)
+        try await eventually("lease released") { try harness.leaseHolder() == nil }
+        try await eventually("background task ended") { harness.backgroundTime.begun == 1 && harness.backgroundTime.openTasks == 0 }
+    }
+
+    @Test func aPushWhileInactiveButInFrontUsesTheLiveSession() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        harness.app.handle(.didBecomeActive)
+        let connection = try await harness.serve(0, lastSequence: 0)
+        try await eventually("foreground session") { await harness.app.foregroundSession != nil }
+        // The app switcher: inactive, not starting (seed 001); a push arrives.
+        harness.app.handle(.willResignActive)
+        let recorder = CompletionRecorder(clock: harness.clock)
+        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .inactive, completion: recorder.completion))
+        try await eventually("completed") { !recorder.results.isEmpty }
+        #expect(recorder.results == [.noData])
+        #expect(harness.transport.attemptCount == 1, "no second session to replace the live one")
+        harness.app.handle(.didEnterBackground)
+        try await harness.closeAfterBye(connection)
+    }
+
+    @Test func readingInTheAppTellsTheServerRemovesTheNotificationAndLowersTheBadge() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        // Shown while in the background.
+        let recorder = CompletionRecorder(clock: harness.clock)
+        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
+        let background = try await harness.serve(0, lastSequence: 2, badge: 2, messages: [1, 2])
+        try await eventually("completed") { !recorder.results.isEmpty }
+        try await harness.closeAfterBye(background)
+        #expect(await harness.center.delivered.count == 2)
+        // Opened.
+        harness.app.handle(.didBecomeActive)
+        let foreground = try await harness.serve(1, lastSequence: 2, badge: 2)
+        try await eventually("foreground session") { await harness.app.foregroundSession != nil }
+        #expect(await harness.app.foregroundSession?.untilCaughtUp() == true)
+        try await harness.app.markRead([ScriptedConnection.id(1)])
+        try await foreground.waitForSent("read") { $0 == .read(ids: [ScriptedConnection.id(1)]) }
+        #expect(await harness.center.deliveredIdentifiers() == [ScriptedConnection.id(2)])
+        #expect(await harness.center.badge == 1)
+    }
+
+    @Test func aClearPushRemovesThoseNotificationsAtOnce() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        await harness.center.show("m0")
+        await harness.center.show("m5")
+        let clear: JSONValue = ["aps": ["content-available": 1], "beckon": ["reason": "clear", "clear": ["m0"], "badge": 1]]
+        let recorder = CompletionRecorder(clock: harness.clock)
+        harness.app.handle(.didReceiveRemoteNotification(clear, state: .background, completion: recorder.completion))
+        try await eventually("m0 removed") { await harness.center.deliveredIdentifiers() == ["m5"] }
+        #expect(await harness.center.badge == 1)
+        let connection = try await harness.serve(0, lastSequence: 0)
+        try await eventually("completed") { !recorder.results.isEmpty }
+        try await harness.closeAfterBye(connection)
+    }
+
+    @Test func theBadgeZeroPushLeavesTheLedgerEmpty() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let recorder = CompletionRecorder(clock: harness.clock)
+        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
+        let connection = try await harness.serve(0, lastSequence: 2, messages: [1, 2])
+        try await eventually("completed") { !recorder.results.isEmpty }
+        try await harness.closeAfterBye(connection)
+        #expect(try harness.store.showingNotifications().count == 2)
+        let clearAll = CompletionRecorder(clock: harness.clock)
+        harness.app.handle(.didReceiveRemoteNotification(["aps": ["badge": 0]], state: .background, completion: clearAll.completion))
+        await harness.app.settled()
+        #expect(clearAll.results == [.noData])
+        let showing = try harness.store.showingNotifications()
+        #expect(showing.isEmpty)
+        #expect(await harness.center.delivered.isEmpty)
+    }
+
+    @Test func aBadgeZeroPushTheAppNeverSawIsReconciledWhenItComesToTheFront() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let recorder = CompletionRecorder(clock: harness.clock)
+        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
+        let connection = try await harness.serve(0, lastSequence: 1, messages: [1])
+        try await eventually("completed") { !recorder.results.isEmpty }
+        try await harness.closeAfterBye(connection)
+        await harness.center.setBadge(0)  // iOS applied {"aps":{"badge":0}}; the app was not woken
+        harness.app.handle(.willEnterForeground)
+        await harness.app.settled()
+        let showing = try harness.store.showingNotifications()
+        #expect(showing.isEmpty)
+    }
+
+    @Test func theAppPreemptsAnExtensionThatIsSyncing() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        // The extension process: its own lock and transport over the same store file.
+        let nseStore = try harness.test.open(clock: harness.clock)
+        let nseLock = LeaseLock(
+            store: nseStore, holder: LeaseHolder(role: .extension), clock: harness.clock, signal: harness.signal)
+        let nseTransport = ScriptedTransport()
+        let sync = ExtensionSync(
+            endpoint: SessionHarness.endpoint, store: nseStore, lock: nseLock, transport: nseTransport, clock: harness.clock)
+        let extensionRun = Task { await sync.run(leaseWait: .seconds(5), deadline: .seconds(25)) }
+        let nseConnection = try await nseTransport.connection(0)
+        try await nseConnection.waitForSent("hello as extension") { if case .hello(_, .extension, _, _) = $0 { true } else { false } }
+        nseConnection.welcome(lastSequence: 5)
+        nseConnection.message(1)
+        try await nseConnection.waitForSent("ack") { $0 == .ack(upTo: 1) }
+        // The user opens the app.
+        harness.app.handle(.didBecomeActive)
+        try await harness.clock.advance(by: .milliseconds(10), until: "the app's session connects") {
+            !harness.transport.connections.isEmpty
+        }
+        #expect(await extensionRun.value == .preempted(newMessages: 1))
+        #expect(nseConnection.closedByClient == 1000)
+        let appConnection = try await harness.transport.connection(0)
+        try await appConnection.waitForSent("hello from the extension's cursor") {
+            $0 == .hello(version: 2, role: .app, cursor: 1, window: nil)
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import BeckonClient
+import BeckonClientTestSupport
+import BeckonJSON
+import BeckonProtocol
+import Foundation
+
+/// `BeckonApp` over fakes of every port, on a manual clock.
+struct AppHarness {
+    let test: TestStore
+    let clock: ManualClock
+    let store: ClientStore
+    let center: FakeNotificationCenter
+    let reporter: FakeCallReporter
+    let transport: ScriptedTransport
+    let backgroundTime: FakeBackgroundTime
+    let signal: LocalProcessSignal
+    let app: BeckonApp
+
+    static func make(configure: (inout BeckonApp.Configuration) -> Void = { _ in }) throws -> AppHarness {
+        let test = try TestStore()
+        let clock = ManualClock()
+        let store = try test.open(clock: clock)
+        let center = FakeNotificationCenter()
+        let reporter = FakeCallReporter()
+        let transport = ScriptedTransport()
+        let backgroundTime = FakeBackgroundTime()
+        let signal = LocalProcessSignal()
+        var configuration = BeckonApp.Configuration(endpoint: SessionHarness.endpoint)
+        configure(&configuration)
+        let app = BeckonApp(
+            configuration: configuration, store: store,
+            ports: BeckonApp.Ports(
+                notificationCenter: center, callReporter: reporter, backgroundTime: backgroundTime, clock: clock,
+                transport: transport, processSignal: signal),
+            renderer: { NotificationContent(body: $0.payload?["text"]?.stringValue) }, jitter: JitterSource(seed: 3))
+        return AppHarness(
+            test: test, clock: clock, store: store, center: center, reporter: reporter, transport: transport,
+            backgroundTime: backgroundTime, signal: signal, app: app)
+    }
+
+    /// Answers connection `index`'s hello with `welcome` and the messages `sequences`.
+    @discardableResult
+    func serve(_ index: Int, lastSequence: Int64, badge: Int = 0, messages sequences: [Int64] = []) async throws -> ScriptedConnection {
+        let connection = try await transport.connection(index)
+        try await connection.waitForSent("hello") { if case .hello = $0 { true } else { false } }
+        connection.welcome(lastSequence: lastSequence, badge: badge)
+        for sequence in sequences { connection.message(sequence) }
+        return connection
+    }
+
+    /// Plays the server's answer to `bye`.
+    func closeAfterBye(_ connection: ScriptedConnection) async throws {
+        try await connection.waitForSent("bye") { $0 == .bye }
+        connection.serverClose(1000)
+    }
+
+    func leaseHolder() throws -> String? { try store.leaseRow(key: "writer")?.holder }
+
+    static let wake: JSONValue = ["aps": ["content-available": 1], "beckon": ["reason": "wake", "ids": ["m1"]]]
+}
+
+/// A completion handler that records its calls.
+final class CompletionRecorder: @unchecked Sendable {
+    private let lock = NSLockBox()
+    private var _results: [(BackgroundFetchResult, Date)] = []
+    let clock: ManualClock
+
+    init(clock: ManualClock) { self.clock = clock }
+
+    var results: [BackgroundFetchResult] { lock.run { _results.map(\.0) } }
+    var calledAt: Date? { lock.run { _results.first?.1 } }
+
+    var completion: BackgroundCompletion {
+        BackgroundCompletion { result in self.lock.run { self._results.append((result, self.clock.now())) } }
+    }
+}
+
+final class FakeBackgroundTime: BackgroundTimePort, @unchecked Sendable {
+    private let lock = NSLockBox()
+    private var next = 0
+    private var _open: Set<Int> = []
+    private var _begun = 0
+
+    var openTasks: Int { lock.run { _open.count } }
+    var begun: Int { lock.run { _begun } }
+
+    func begin(_ name: String, expired: @escaping @Sendable () -> Void) -> BackgroundTaskToken {
+        lock.run {
+            next += 1
+            _begun += 1
+            _open.insert(next)
+            return BackgroundTaskToken(next)
+        }
+    }
+
+    func end(_ token: BackgroundTaskToken) { _ = lock.run { _open.remove(token.rawValue) } }
+}
+
+/// Records taps the app opens.
+final class TapRecorder: @unchecked Sendable {
+    private let lock = NSLockBox()
+    private var _taps: [NotificationTap] = []
+    var taps: [NotificationTap] { lock.run { _taps } }
+    var open: @Sendable (NotificationTap) -> Void { { tap in self.lock.run { self._taps.append(tap) } } }
+}
