@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "Beckon",
-    platforms: [.macOS(.v14)],
+    // iOS 16: the client SDK's clocks and durations (`Duration`, `Clock`).
+    platforms: [.macOS(.v14), .iOS(.v16)],
     products: [
         .library(name: "BeckonJSON", targets: ["BeckonJSON"]),
         .library(name: "BeckonProtocol", targets: ["BeckonProtocol"]),
@@ -11,6 +12,10 @@ let package = Package(
         .library(name: "APNS", targets: ["APNS"]),
         .library(name: "APNSEmulator", targets: ["APNSEmulator"]),
         .executable(name: "beckon", targets: ["beckon"]),
+        // The client SDK: a portable core, its thin iOS adapters, and its Linux transport.
+        .library(name: "BeckonClient", targets: ["BeckonClient"]),
+        .library(name: "BeckonClientApple", targets: ["BeckonClientApple"]),
+        .library(name: "BeckonClientNIO", targets: ["BeckonClientNIO"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -227,66 +232,55 @@ let package = Package(
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]
         ),
+        // The client SDK (docs/client-sdk.md). `BeckonClient` is the portable core (every
+        // decision; Foundation, GRDB, the wire contract): it builds and is tested on Linux.
+        // `BeckonClientApple` holds the thin iOS adapters, each file wrapped in
+        // `#if canImport(...)`, so it is an empty module on Linux. `BeckonClientNIO` is the
+        // WebSocket transport for Linux (the tests, the device simulator); NIO is a Linux-only
+        // dependency, so an iOS build never compiles or links it.
+        .target(
+            name: "BeckonClient",
+            dependencies: [
+                "BeckonProtocol", "BeckonJSON", "BeckonSeal",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .target(name: "BeckonClientApple", dependencies: ["BeckonClient", "BeckonProtocol", "BeckonJSON"]),
+        .target(
+            name: "BeckonClientNIO",
+            dependencies: [
+                "BeckonClient",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket", condition: .when(platforms: [.linux])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "Logging", package: "swift-log", condition: .when(platforms: [.linux])),
+            ]
+        ),
+        // A second process for the cross-process lease tests: takes the lease in a shared SQLite
+        // file and reports what it sees on stdout, so a test can kill it with SIGKILL mid-lease.
+        .executableTarget(name: "BeckonClientLockProbe", dependencies: ["BeckonClient"], path: "Tests/BeckonClientLockProbe"),
+        // Fakes of the ports and small helpers, shared by the two test targets below.
+        .target(
+            name: "BeckonClientTestSupport",
+            dependencies: ["BeckonClient", "BeckonProtocol", "BeckonJSON"],
+            path: "Tests/BeckonClientTestSupport"
+        ),
+        .testTarget(
+            name: "BeckonClientTests",
+            dependencies: [
+                "BeckonClient", "BeckonClientTestSupport", "BeckonProtocol", "BeckonJSON", "BeckonSeal", "BeckonClientLockProbe",
+            ]
+        ),
+        // The SDK against a real node on loopback: server, store, built-in APNs emulator.
+        .testTarget(
+            name: "BeckonClientServerTests",
+            dependencies: [
+                "BeckonClient", "BeckonClientNIO", "BeckonClientTestSupport", "BeckonProtocol", "BeckonJSON", "BeckonSeal",
+                "BeckonNode", "BeckonServer", "BeckonStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
-
-// MARK: - The client SDK (issue 11)
-//
-// Appended rather than interleaved, so the server's targets above and these merge apart.
-// `BeckonClient` is the portable core (every decision; Foundation, GRDB, the wire contract):
-// it builds and is tested on Linux. `BeckonClientApple` holds the thin iOS adapters, each file
-// wrapped in `#if canImport(...)`, so it is an empty module on Linux. `BeckonClientNIO` is the
-// WebSocket transport for Linux (the tests, the device simulator); NIO is a Linux-only
-// dependency, so an iOS build never compiles or links it.
-package.platforms = (package.platforms ?? []) + [.iOS(.v16)]
-package.products += [
-    .library(name: "BeckonClient", targets: ["BeckonClient"]),
-    .library(name: "BeckonClientApple", targets: ["BeckonClientApple"]),
-    .library(name: "BeckonClientNIO", targets: ["BeckonClientNIO"]),
-]
-package.targets += [
-    .target(
-        name: "BeckonClient",
-        dependencies: [
-            "BeckonProtocol", "BeckonJSON", "BeckonSeal",
-            .product(name: "GRDB", package: "GRDB.swift"),
-        ]
-    ),
-    .target(name: "BeckonClientApple", dependencies: ["BeckonClient", "BeckonProtocol", "BeckonJSON"]),
-    .target(
-        name: "BeckonClientNIO",
-        dependencies: [
-            "BeckonClient",
-            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket", condition: .when(platforms: [.linux])),
-            .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux])),
-            .product(name: "Logging", package: "swift-log", condition: .when(platforms: [.linux])),
-        ]
-    ),
-    // A second process for the cross-process lease tests: takes the lease in a shared SQLite
-    // file and reports what it sees on stdout, so a test can kill it with SIGKILL mid-lease.
-    .executableTarget(name: "BeckonClientLockProbe", dependencies: ["BeckonClient"], path: "Tests/BeckonClientLockProbe"),
-    // Fakes of the ports and small helpers, shared by the two test targets below.
-    .target(
-        name: "BeckonClientTestSupport",
-        dependencies: ["BeckonClient", "BeckonProtocol", "BeckonJSON"],
-        path: "Tests/BeckonClientTestSupport"
-    ),
-    .testTarget(
-        name: "BeckonClientTests",
-        dependencies: [
-            "BeckonClient", "BeckonClientTestSupport", "BeckonProtocol", "BeckonJSON", "BeckonSeal", "BeckonClientLockProbe",
-        ]
-    ),
-    // The SDK against a real node on loopback: server, store, built-in APNs emulator.
-    .testTarget(
-        name: "BeckonClientServerTests",
-        dependencies: [
-            "BeckonClient", "BeckonClientNIO", "BeckonClientTestSupport", "BeckonProtocol", "BeckonJSON", "BeckonSeal",
-            "BeckonNode", "BeckonServer", "BeckonStore",
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Prometheus", package: "swift-prometheus"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ]
-    ),
-]
