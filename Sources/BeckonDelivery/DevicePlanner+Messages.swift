@@ -53,13 +53,7 @@ extension DevicePlanner {
         newPushID: () -> UUID = { UUID() }
     ) -> [PlannerAction] {
         self.unreadCount = unreadCount
-        let read = Set(messageIDs)
-        watch?.messages.removeAll { read.contains($0.id) }
-        owed?.forget(read)
-        if var repush {
-            repush.messageIDs.removeAll { read.contains($0) }
-            self.repush = repush.messageIDs.isEmpty ? nil : repush
-        }
+        forgetPending(Set(messageIDs))
         guard !isConnected, device.hasRemoteToken, !messageIDs.isEmpty else { return [] }
         let factory = NotificationFactory(policy: policy, device: device, now: now)
         // Nothing unread: one `{"aps":{"badge":0}}` removes every notification, and reaches an app

@@ -124,14 +124,19 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
     /// extension fetched them by id. They are not re-pushed and no escalation announces them
     /// (the user sees them); the cursor does not move, only sync acks move it.
     public mutating func shown(messageIDs: [String], now: Date) -> [PlannerAction] {
-        let shown = Set(messageIDs)
-        watch?.messages.removeAll { shown.contains($0.id) }
-        owed?.forget(shown)
+        forgetPending(Set(messageIDs))
+        return []
+    }
+
+    /// Drops messages from pending wakes, escalations, owed pushes and re-pushes: the user has
+    /// them (read elsewhere, or shown by the extension), so announcing them again would be wrong.
+    mutating func forgetPending(_ ids: Set<String>) {
+        watch?.messages.removeAll { ids.contains($0.id) }
+        owed?.forget(ids)
         if var repush {
-            repush.messageIDs.removeAll { shown.contains($0) }
+            repush.messageIDs.removeAll { ids.contains($0) }
             self.repush = repush.messageIDs.isEmpty ? nil : repush
         }
-        return []
     }
 
     /// Pushes whose reconnect window ended without a connection are missed (rule 10): they
