@@ -1,6 +1,7 @@
-"""Helpers the Python scripts share: a free loopback port, JSON over HTTP, and the user token an
-app's backend signs (an HS256 JWT with `aud` = app id and `sub` = user id)."""
-import base64, hashlib, hmac, json, socket, time
+"""Helpers the Python scripts share: a free loopback port, JSON over HTTP, the user token an
+app's backend signs (an HS256 JWT with `aud` = app id and `sub` = user id), and a minimal sync
+client."""
+import base64, hashlib, hmac, json, os, socket, time
 import urllib.error, urllib.request
 
 
@@ -32,3 +33,51 @@ def user_token(secret, app, user, lifetime=600):
     claims = b64(json.dumps({"aud": app, "sub": user, "exp": int(time.time()) + lifetime}).encode())
     signature = hmac.new(secret.encode(), f"{header}.{claims}".encode(), hashlib.sha256).digest()
     return f"{header}.{claims}.{b64(signature)}"
+
+
+class SyncSession:
+    """The smallest WebSocket client that speaks docs/sync-protocol.md (v2): text frames, masked."""
+
+    def __init__(self, port, credential):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall((
+            f"GET /v1/sync HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: beckon.v2\r\n"
+            f"Authorization: Bearer {credential}\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += self.sock.recv(1)
+        if not head.startswith(b"HTTP/1.1 101"):
+            raise ConnectionError(f"the sync upgrade was refused: {head.decode(errors='replace')}")
+
+    def send(self, frame):
+        payload = json.dumps(frame).encode()
+        mask = os.urandom(4)
+        length = len(payload)
+        header = bytes([0x81]) + (bytes([0x80 | length]) if length < 126 else bytes([0x80 | 126]) + length.to_bytes(2, "big"))
+        self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+    def receive(self):
+        while True:
+            first, second = self._exactly(2)
+            length = second & 0x7F
+            if length == 126:
+                length = int.from_bytes(self._exactly(2), "big")
+            elif length == 127:
+                length = int.from_bytes(self._exactly(8), "big")
+            payload = self._exactly(length)
+            if first & 0x0F == 0x1:
+                return json.loads(payload)
+
+    def _exactly(self, count):
+        data = b""
+        while len(data) < count:
+            chunk = self.sock.recv(count - len(data))
+            if not chunk:
+                raise ConnectionError("the server closed the sync session")
+            data += chunk
+        return data
+
+    def close(self):
+        self.sock.close()

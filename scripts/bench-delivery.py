@@ -9,9 +9,13 @@ server takes them. It reports:
 
 - pushes reaching the emulator per second, from the first post to the last push accepted;
 - post-to-APNs-request latency p50/p99 over a sample of devices: the emulator's `acceptedAt` of
-  the device's push minus the moment the POST that carried its message was sent.
+  the device's push minus the moment the POST that carried its message was sent;
+- with --reconnect K: K sampled devices then connect over the sync protocol as woken apps would
+  (hello, the message, ack, bye), the others never do, and once every reconnect window
+  (--window seconds) has passed, the wake figures of `GET /v1/delivery/report`: connected within
+  the window or not, wake success rate, push-to-connection latency.
 
-    scripts/bench-delivery.py [--devices 100000] [--sample 2000] [--rate R] [BECKON_BINARY]
+    scripts/bench-delivery.py [--devices 100000] [--sample 2000] [--rate R] [--reconnect K --window S] [BECKON_BINARY]
 
 With --rate the messages are posted at R a second (POSTs of --batch recipients, evenly spaced)
 instead of all at once, so the latency is the pipeline's own rather than a queue's.
@@ -21,7 +25,7 @@ Without a binary it builds `beckon` in release (scratch path .build-bench). Loop
 import argparse, http.client, json, os, subprocess, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 
-from beckonlib import free_port, user_token as signed_user_token
+from beckonlib import SyncSession, free_port, user_token as signed_user_token
 
 SECRET = "bench-delivery-secret-0123456789abcdef01"
 ADMIN = "bench-delivery-admin-0123456789abcdef0123"
@@ -72,6 +76,8 @@ def main():
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--rate", type=float, default=0, help="messages a second; 0: as fast as possible")
     parser.add_argument("--batch", type=int, default=1000, help="recipients per POST")
+    parser.add_argument("--reconnect", type=int, default=0, help="sampled devices that connect after their push")
+    parser.add_argument("--window", type=int, default=60, help="the app's reconnect window, seconds")
     args = parser.parse_args()
     binary = args.binary
     if binary is None:
@@ -85,7 +91,8 @@ def main():
                BECKON_ADMIN_TOKEN=ADMIN, BECKON_APPS_IDS="chat", BECKON_APPS_CHAT_BUNDLE_ID="com.example.chat",
                BECKON_APPS_CHAT_TEAM_ID="TEAM123456", BECKON_APPS_CHAT_USER_TOKEN_SECRET=SECRET,
                BECKON_APNS_EMULATOR_CONTROL_PORT=str(control),
-               BECKON_LIMITS_REGISTRATIONS_PER_MINUTE="0", BECKON_LIMITS_MESSAGES_PER_SECOND="0")
+               BECKON_LIMITS_REGISTRATIONS_PER_MINUTE="0", BECKON_LIMITS_MESSAGES_PER_SECOND="0",
+               BECKON_APPS_CHAT_DELIVERY_RECONNECT_WINDOW_SECONDS=str(args.window))
     server = subprocess.Popen([binary, "serve"], env=env, stdout=open(os.path.join(work, "server.log"), "wb"),
                               stderr=subprocess.STDOUT)
     api, emulator = Client(port), Client(control)
@@ -101,12 +108,15 @@ def main():
 
         started = time.time()
 
+        credentials = {}
+
         def register(index):
             status, answer = api.request("POST", "/v1/devices", {
                 "deviceId": f"d{index}", "bundleId": "com.example.chat", "environment": "sandbox",
                 "tokens": {"remote": token_of(index)}, "capabilities": {"backgroundModes": ["remote-notification"]},
             }, signed_user_token(SECRET, "chat", f"u{index}", lifetime=3600))
             assert status == 201, answer
+            credentials[index] = answer["credential"]
 
         with ThreadPoolExecutor(args.threads) as pool:
             list(pool.map(register, range(args.devices)))
@@ -161,9 +171,39 @@ def main():
                   f"max {max(latencies) * 1000:.0f} ms")
         if delivered < args.devices:
             sys.exit(f"bench-delivery: only {delivered} of {args.devices} pushes arrived")
+        if args.reconnect:
+            report_wakes(args, api, key, credentials, list(sample)[:args.reconnect], port)
     finally:
         server.terminate()
         server.wait(timeout=60)
+
+
+def report_wakes(args, api, key, credentials, devices, port):
+    """Woken apps connect (within their window, since they connect now), the rest never do;
+    once every window is over, the report says what was measured (rule 10)."""
+    started = time.time()
+
+    def woken(index):
+        session = SyncSession(port, credentials[index])
+        session.send({"type": "hello", "version": 2, "cursor": 0})
+        assert session.receive()["type"] == "welcome"
+        message = session.receive()
+        session.send({"type": "ack", "upTo": message["seq"]})
+        session.send({"type": "bye"})
+        session.close()
+
+    with ThreadPoolExecutor(args.threads) as pool:
+        list(pool.map(woken, devices))
+    print(f"{len(devices)} devices connected as woken apps in {time.time() - started:.1f} s")
+    time.sleep(args.window + 5)  # Every other device's window is over: its wake is missed.
+    _, report = api.request("GET", "/v1/delivery/report", token=key)
+    for kind in report["kinds"]:
+        latency = kind.get("latencySeconds") or {}
+        print(f"report: {kind['reason']}/{kind['strategy']} ({kind['category']}): {kind['pushes']} pushes, "
+              f"connected within the window {kind['connectedWithinWindow']}, not {kind['notConnectedWithinWindow']}, "
+              f"wake success rate {kind.get('wakeSuccessRate')}, latency p50 {latency.get('p50')} s p99 {latency.get('p99')} s")
+    print(f"report: wake success rate over all wakes {report.get('wakeSuccessRate')}, escalations {report['escalations']}, "
+          f"unreachable devices {report['unreachableDevices']}")
 
 
 if __name__ == "__main__":

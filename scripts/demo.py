@@ -8,64 +8,13 @@ the sync protocol as an app woken by that push would, and shows the measured wak
 
 Exits 0 when the push arrived and the wake was measured, 1 otherwise. Loopback only.
 """
-import base64, json, os, socket, subprocess, sys, tempfile, time
+import json, os, subprocess, sys, tempfile, time
 
-from beckonlib import free_port, request, user_token as signed_user_token
+from beckonlib import SyncSession, free_port, request, user_token as signed_user_token
 
 SECRET = "demo-user-token-secret-0123456789abcdef"
 ADMIN = "demo-admin-token-0123456789abcdef01234567"
 TOKEN = "5a" * 32  # The phone's APNs device token (any 32 bytes: the emulator registers it).
-
-
-
-
-
-
-
-
-class SyncSession:
-    """The smallest WebSocket client that speaks docs/sync-protocol.md: text frames, masked."""
-
-    def __init__(self, port, credential):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.sock.sendall((
-            f"GET /v1/sync HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: beckon.v2\r\n"
-            f"Authorization: Bearer {credential}\r\n\r\n").encode())
-        head = b""
-        while b"\r\n\r\n" not in head:
-            head += self.sock.recv(1)
-        if not head.startswith(b"HTTP/1.1 101"):
-            sys.exit(f"demo: the sync upgrade was refused: {head.decode(errors='replace')}")
-
-    def send(self, frame):
-        payload = json.dumps(frame).encode()
-        mask = os.urandom(4)
-        length = len(payload)
-        header = bytes([0x81]) + (bytes([0x80 | length]) if length < 126 else bytes([0x80 | 126]) + length.to_bytes(2, "big"))
-        self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
-
-    def receive(self):
-        while True:
-            first, second = self._exactly(2)
-            length = second & 0x7F
-            if length == 126:
-                length = int.from_bytes(self._exactly(2), "big")
-            elif length == 127:
-                length = int.from_bytes(self._exactly(8), "big")
-            payload = self._exactly(length)
-            if first & 0x0F == 0x1:
-                return json.loads(payload)
-
-    def _exactly(self, count):
-        data = b""
-        while len(data) < count:
-            chunk = self.sock.recv(count - len(data))
-            if not chunk:
-                sys.exit("demo: the server closed the sync session")
-            data += chunk
-        return data
 
 
 def main():
