@@ -43,6 +43,23 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
         self.policy = policy
     }
 
+    /// Reads a saved state, including one saved by an earlier version: fields added since are
+    /// optional here, so an upgrade keeps every device's throttle, ringing calls and re-pushes.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        isConnected = try c.decode(Bool.self, forKey: .isConnected)
+        isUnreachable = try c.decode(Bool.self, forKey: .isUnreachable)
+        unreadCount = try c.decodeIfPresent(Int.self, forKey: .unreadCount)
+        throttle = try c.decode(BackgroundThrottle.self, forKey: .throttle)
+        watch = try c.decodeIfPresent(WakeWatch.self, forKey: .watch)
+        owed = try c.decodeIfPresent(OwedBackground.self, forKey: .owed)
+        repush = try c.decodeIfPresent(RepushSchedule.self, forKey: .repush)
+        calls = try c.decode([RingingCall].self, forKey: .calls)
+        measured = try c.decode([MeasuredPush].self, forKey: .measured)
+        mayShowNotifications = try c.decodeIfPresent(Bool.self, forKey: .mayShowNotifications) ?? false
+        lastClearAllAt = try c.decodeIfPresent(Date.self, forKey: .lastClearAllAt)
+    }
+
     /// When the driver must call `deadlineReached`: the end of a reconnect window, the next ring
     /// or call timeout, the next re-push, the next free throttle slot for an owed push, or the
     /// moment an owed wake turns into an alert. Nil when nothing is pending.
@@ -73,7 +90,11 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
     /// session syncs messages and read state. Ringing calls keep ringing until `callEnded` or
     /// their timeout: the app may have connected because of the ring and still needs the user to
     /// answer.
-    public mutating func connected(now: Date) -> [PlannerAction] {
+    ///
+    /// An `extension` session (the notification service extension syncing what a push named)
+    /// proves the push arrived, but the extension shows notifications rather than clearing them:
+    /// owed clears stay owed and a later clear-all is still due.
+    public mutating func connected(now: Date, role: SyncRole = .app) -> [PlannerAction] {
         var actions = measureMissed(now: now)
         actions += measured.map {
             PlannerAction.wakeObserved(
@@ -88,9 +109,15 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
         }
         isConnected = true
         watch = nil
-        owed = nil
         repush = nil
-        mayShowNotifications = false
+        if role == .app {
+            owed = nil
+            mayShowNotifications = false
+        } else if var stillOwed = owed {
+            // Its messages sync now; its clears stay owed.
+            stillOwed.forget(Set(stillOwed.messages.map(\.id)))
+            owed = stillOwed.isEmpty ? nil : stillOwed
+        }
         return actions
     }
 

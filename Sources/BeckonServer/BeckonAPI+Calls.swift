@@ -27,6 +27,11 @@ extension BeckonAPI {
             guard previous == outcome.rawValue else {
                 throw APIError(status: .conflict, code: .conflict, message: "call \(callID) already ended: \(previous)")
             }
+            // A retry may follow a crash between the commit and telling the planner and the
+            // sessions: tell them again (both are idempotent: the call is no longer ringing).
+            let users = try await store.recipients(appID: key.appID, messageID: callID)
+            events.submit(.callEnded(callID: callID, outcome: outcome, users: users, at: at))
+            await syncHub?.callEnded(for: users, callID: callID, outcome: outcome)
             return Self.json(.ok, CallEndBody(callId: callID, outcome: previous, endedAt: APIJSON.timestamp(at)))
         }
     }

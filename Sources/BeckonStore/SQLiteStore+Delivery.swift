@@ -93,7 +93,19 @@ extension SQLiteStore {
                     RETURNING *
                     """,
                 arguments: [leaseUntil.millisecondsSince1970, date.millisecondsSince1970, appID, limit])
-            return try rows.map(Self.outboxPush).sorted { $0.createdAt < $1.createdAt }
+            // A row that no longer passes APNs' checks (damaged, or from an older format) is given
+            // up alone, so it cannot stall the app's queue claim after claim.
+            var pushes: [OutboxPush] = []
+            for row in rows {
+                do {
+                    pushes.append(try Self.outboxPush(row))
+                } catch {
+                    try db.execute(
+                        sql: "UPDATE push_outbox SET state = 'failed', apns_reason = 'Unreadable' WHERE id = ?",
+                        arguments: [row["id"] as String])
+                }
+            }
+            return pushes.sorted { $0.createdAt < $1.createdAt }
         }
     }
 
@@ -199,10 +211,18 @@ extension SQLiteStore {
             try db.execute(
                 sql: "INSERT INTO call_end (app_id, call_id, outcome, ended_at) VALUES (?, ?, ?, ?)",
                 arguments: [appID, callID, outcome, date.millisecondsSince1970])
-            let users = try String.fetchAll(
-                db, sql: "SELECT user_id FROM mailbox WHERE message_id = ? AND app_id = ?", arguments: [callID, appID])
-            return .ended(users: users.map { UserRef(appID: appID, userID: $0) }, at: date)
+            return .ended(users: try Self.recipients(db, appID: appID, messageID: callID), at: date)
         }
+    }
+
+    public func recipients(appID: String, messageID: String) async throws -> [UserRef] {
+        try await writer.read { db in try Self.recipients(db, appID: appID, messageID: messageID) }
+    }
+
+    static func recipients(_ db: Database, appID: String, messageID: String) throws -> [UserRef] {
+        try String.fetchAll(
+            db, sql: "SELECT user_id FROM mailbox WHERE message_id = ? AND app_id = ?", arguments: [messageID, appID]
+        ).map { UserRef(appID: appID, userID: $0) }
     }
 
     public func endedCalls(appID: String, callIDs: [String]) async throws -> Set<String> {

@@ -52,6 +52,19 @@ import Testing
         #expect(pushes(expected).count > 3, "the future is not trivially empty")
     }
 
+    @Test func aStateSavedBeforeTheClearAllFieldsStillLoads() throws {
+        let harness = midFlight()
+        // What the previous version saved: the same keys, without the clear-all bookkeeping.
+        var saved = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(harness.planner)) as? [String: Any])
+        saved["mayShowNotifications"] = nil
+        saved["lastClearAllAt"] = nil
+        let old = try JSONSerialization.data(withJSONObject: saved)
+        var restored = try JSONDecoder().decode(DevicePlanner.self, from: old)
+        restored.policy = harness.planner.policy  // The app's configuration is not in the state.
+        #expect(restored.nextDeadline == harness.planner.nextDeadline, "calls, re-pushes and owed wakes survive")
+        #expect(restored.isUnreachable == harness.planner.isUnreachable)
+    }
+
     @Test func plannedPushesRenderForTheOutbox() throws {
         let key = Data(repeating: 1, count: 32)
         var device = PlannerDevice(

@@ -74,3 +74,15 @@ import Testing
         #expect(answered.ringing == nil)
     }
 }
+
+@Suite struct ExtensionSessionPlannerTests {
+    @Test func anExtensionSessionDoesNotCancelAClearAll() throws {
+        let harness = PlannerHarness()
+        harness.arrive(message("m1"), at: 0)
+        // The extension syncs the message (and shows its notification), then ends.
+        _ = harness.planner.connected(now: at(1), role: .extension)
+        harness.disconnect(at: 2)
+        // Read on the desktop: the notification the extension showed must go.
+        #expect(try onlyPush(harness.read(["m1"], unread: 0, at: 10)).reason == .clearAll)
+    }
+}

@@ -7,8 +7,8 @@ import Foundation
 public enum DeliveryEvent: Sendable {
     /// A new (not duplicate) message is durable in these users' mailboxes.
     case messageAppended(Message, users: [UserRef])
-    /// A sync session opened.
-    case connected(DeviceRef, at: Date)
+    /// The device's first sync session opened (an app's, or only its extension's).
+    case connected(DeviceRef, role: SyncRole, at: Date)
     /// A sync session ended; `clean` when the device said `bye`.
     case disconnected(DeviceRef, clean: Bool, at: Date)
     /// The device acknowledged messages (it may have more left).

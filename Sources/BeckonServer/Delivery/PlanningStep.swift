@@ -26,7 +26,7 @@ struct PlanningStep {
             switch event {
             case .messageAppended(_, let recipients), .callEnded(_, _, let recipients, _): users.formUnion(recipients)
             case .read(let user, _, _, _): users.insert(user)
-            case .connected(let device, _), .disconnected(let device, _, _), .acknowledged(let device, _),
+            case .connected(let device, _, _), .disconnected(let device, _, _), .acknowledged(let device, _),
                 .pushFailed(let device, _, _), .deadline(let device), .shown(let device, _, _):
                 single.insert(device)
             }
@@ -95,8 +95,9 @@ struct PlanningStep {
                     }
                 }
             }
-        case .connected(let ref, _):
-            try transition(ref) { planner, _ in planner.connected(now: now) }
+        case .connected(let ref, let role, let at):
+            // Measured from when the device connected, not from when the batch is planned.
+            try transition(ref) { planner, _ in planner.connected(now: min(at, now), role: role) }
         case .disconnected(let ref, let clean, _):
             let unacked = clean ? [] : try await unackedMessageIDs(of: ref)
             try transition(ref) { planner, _ in

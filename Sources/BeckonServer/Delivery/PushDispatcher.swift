@@ -161,8 +161,13 @@ final class PushDispatcher: Sendable {
         if let callID = outbox.ringingCallID {
             let left = (outbox.ringingUntil ?? .distantFuture).timeIntervalSince(now())
             if left <= 0 { return .failed(status: 0, reason: "CallTimedOut", at: now()) }
-            if let ended = try? await store.endedCalls(appID: outbox.device.appID, callIDs: [callID]), ended.contains(callID) {
-                return .failed(status: 0, reason: "CallEnded", at: now())
+            do {
+                if try await store.endedCalls(appID: outbox.device.appID, callIDs: [callID]).contains(callID) {
+                    return .failed(status: 0, reason: "CallEnded", at: now())
+                }
+            } catch {
+                // Unknown whether it still rings: not sent on a guess.
+                return retryLater(outbox, status: 0, reason: "\(error)")
             }
             deadline = min(left, 30)
             singleAttempt = APNSRetryPolicy(maximumAttempts: 1, backoff: retry.backoff)
@@ -175,14 +180,19 @@ final class PushDispatcher: Sendable {
         do {
             let response = try await route.client.send(
                 request, environment: environment, credential: route.credential, deadline: deadline, retry: singleAttempt)
-            return try await outcome(of: response, outbox: outbox, device: device, request: request, route: route)
+            return try await outcome(
+                of: response, outbox: outbox, device: device, request: request, route: route,
+                limits: (deadline, singleAttempt))
         } catch {
             return retryLater(outbox, status: 0, reason: "\(error)")
         }
     }
 
+    /// - Parameter limits: the first send's deadline and retries, kept for a second try (a ring
+    ///   must not outlive its call there either).
     private func outcome(
-        of response: APNSResponse, outbox: OutboxPush, device: Device, request: APNSRequest, route: APNSRoute
+        of response: APNSResponse, outbox: OutboxPush, device: Device, request: APNSRequest, route: APNSRoute,
+        limits: (deadline: TimeInterval?, retry: APNSRetryPolicy?)
     ) async throws -> PushAttemptResult {
         if response.isSuccess { return .sent(at: now()) }
         let reason = response.reason?.rawValue
@@ -196,7 +206,8 @@ final class PushDispatcher: Sendable {
             return .failed(status: response.status, reason: reason, at: now())
         case .badDeviceToken?:
             let other = APNSEnvironment(device.environment) == .sandbox ? APNSEnvironment.production : .sandbox
-            if let retried = try? await route.client.send(request, environment: other, credential: route.credential),
+            if let retried = try? await route.client.send(
+                request, environment: other, credential: route.credential, deadline: limits.deadline, retry: limits.retry),
                 retried.isSuccess
             {
                 logger.warning("token belongs to the other APNs environment", metadata: [

@@ -126,17 +126,20 @@ public actor SyncHub: Service {
         if role == .extension, sessions[.app] != nil {
             return .refused(.preempted, reason: "preempted: the app holds the device's session", end: .preempted)
         }
+        let wasConnected = !sessions.isEmpty
+        var takenOver: SyncSessionEnd?
         if let previous = sessions[role] {
             previous.close(.replaced, reason: "replaced: a newer session took over", end: .replaced)
             metrics.ended(.replaced)
+            takenOver = .replaced
         }
         if role == .app, let extensionSession = sessions[.extension] {
             extensionSession.close(.preempted, reason: "preempted: the app took over", end: .preempted)
             sessions[.extension] = nil
             metrics.ended(.preempted)
+            takenOver = takenOver ?? .preempted
         }
-        let wasConnected = !sessions.isEmpty
-        if wasConnected { record(end: .replaced, of: ref) }
+        if let takenOver { record(end: takenOver, of: ref) }
         session.role = role
         sessions[role] = session
         sessionsByDevice[ref] = sessions
@@ -147,7 +150,7 @@ public actor SyncHub: Service {
         // A session taking over from another is a drop and a connection to the planner: the
         // messages the old one had unacknowledged are the new one's to fetch.
         if wasConnected { emit(.disconnected(ref, clean: false, at: now())) }
-        emit(.connected(ref, at: session.connectedAt))
+        emit(.connected(ref, role: role, at: session.connectedAt))
         return .accepted
     }
 
