@@ -139,6 +139,9 @@ public protocol BeckonStore: Sendable {
     func endCall(appID: String, callID: String, outcome: String, at date: Date) async throws -> CallEndResult
     /// The users whose mailboxes hold the message.
     func recipients(appID: String, messageID: String) async throws -> [UserRef]
+    /// Calls among the user's `window` newest messages that ended at or after `since`, with their
+    /// outcome: what a device connecting now (an app a VoIP push woke) must stop ringing.
+    func endedCalls(for user: UserRef, window: Int, since: Date) async throws -> [(callID: String, outcome: String)]
     /// Which of these calls have ended.
     func endedCalls(appID: String, callIDs: [String]) async throws -> Set<String>
 }

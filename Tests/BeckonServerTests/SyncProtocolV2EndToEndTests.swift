@@ -66,6 +66,23 @@ import Testing
         }
     }
 
+    @Test func anAppWokenForACallThatEndedMeanwhileLearnsItAtWelcome() async throws {
+        try await SyncTestServer.with(delivery: true, configure: DeliveryEndToEndTests.fast) { server in
+            let phone = try await server.device(user: "alice", device: "phone", token: Self.token, voip: Self.voipToken)
+            let call = try await server.post(to: ["alice"], kind: "call")
+            _ = try await server.pushes(to: Self.voipToken, count: 1)  // CallKit rings; the app starts.
+            #expect(try await endCall(server, call, "cancelled").status == .ok)  // The caller gives up first.
+            let app = try await server.connect(phone)
+            _ = try await app.hello(cursor: 0)
+            let told = try await app.next()
+            #expect(told["type"]?.string == "callEnded")
+            #expect(told["callId"]?.string == call)
+            #expect(told["outcome"]?.string == "cancelled")
+            try await app.send(#"{"type":"bye"}"#)
+            _ = try await app.closeCode()
+        }
+    }
+
     @Test func noCallPushIsSentAfterTheCallEndedRetriesIncluded() async throws {
         try await SyncTestServer.with(delivery: true, configure: {
             DeliveryEndToEndTests.fast(&$0)

@@ -97,7 +97,15 @@ enum SyncConnection {
                         let badge = try await store.unreadCount(of: user)
                         let read = try await store.readMessageIDs(
                             for: user, upTo: min(cursor, lastSequence), window: SyncProtocol.maximumReadIDs)
-                        actions += machine.started(lastSequence: lastSequence, badge: badge, readUpToCursor: read)
+                        // Calls ended in the last hour: ringing never lasts longer (call timeouts are
+                        // seconds to minutes), so older ends cannot matter to the device.
+                        let ended = try await store.endedCalls(
+                            for: user, window: SyncProtocol.maximumReadIDs, since: Date().addingTimeInterval(-3600))
+                        actions += machine.started(
+                            lastSequence: lastSequence, badge: badge, readUpToCursor: read,
+                            endedCalls: ended.compactMap { call in
+                                CallEndOutcome(rawValue: call.outcome).map { (call.callID, $0) }
+                            })
                     case .fetch(let after, let limit):
                         actions += machine.fetched(try await store.messages(for: user, after: after, limit: limit))
                     case .storeAck(let upTo):

@@ -165,7 +165,11 @@ struct SyncSessionStateMachine: Sendable {
     ///   - badge: the user's unread count, told in `welcome`.
     ///   - readUpToCursor: messages the device already has that were read (on some device): a
     ///     `readElsewhere` after `welcome` tells it to remove their notifications (seed 000).
-    mutating func started(lastSequence: Int64, badge: Int, readUpToCursor: [String] = []) -> [Action] {
+    ///   - endedCalls: calls that ended recently: an app a VoIP push woke must stop ringing one
+    ///     that ended before it connected (rule 6).
+    mutating func started(
+        lastSequence: Int64, badge: Int, readUpToCursor: [String] = [], endedCalls: [(String, CallEndOutcome)] = []
+    ) -> [Action] {
         guard case .starting(let cursor, let window) = state else { return [] }
         guard cursor <= lastSequence else {
             return violation(.cursorAhead, "cursor: \(cursor) is past the mailbox's last sequence (\(lastSequence))")
@@ -176,6 +180,7 @@ struct SyncSessionStateMachine: Sendable {
                 version: SyncProtocol.version, sessionID: sessionID, lastSequence: lastSequence, window: window, badge: badge))
         ]
         if !readUpToCursor.isEmpty { actions.append(.send(.readElsewhere(ids: readUpToCursor, badge: badge))) }
+        actions += endedCalls.map { .send(.callEnded(callID: $0.0, outcome: $0.1)) }
         // The hello cursor is what the device has durably stored: an ack in all but name.
         if cursor > 0 { actions.append(.storeAck(upTo: cursor)) }
         streaming.moreMayExist = cursor < lastSequence
