@@ -67,7 +67,10 @@ import Testing
     }
 
     @Test func anAppWokenForACallThatEndedMeanwhileLearnsItAtWelcome() async throws {
-        try await SyncTestServer.with(delivery: true, configure: DeliveryEndToEndTests.fast) { server in
+        try await SyncTestServer.with(delivery: true, configure: {
+            DeliveryEndToEndTests.fast(&$0)
+            $0.apps[0].delivery.callTimeout = 30  // No VoIP push is sent after the timeout: give it time.
+        }) { server in
             let phone = try await server.device(user: "alice", device: "phone", token: Self.token, voip: Self.voipToken)
             let call = try await server.post(to: ["alice"], kind: "call")
             _ = try await server.pushes(to: Self.voipToken, count: 1)  // CallKit rings; the app starts.
