@@ -195,8 +195,16 @@ def report_wakes(args, api, key, credentials, devices, port):
     with ThreadPoolExecutor(args.threads) as pool:
         list(pool.map(woken, devices))
     print(f"{len(devices)} devices connected as woken apps in {time.time() - started:.1f} s")
-    time.sleep(args.window + 5)  # Every other device's window is over: its wake is missed.
-    _, report = api.request("GET", "/v1/delivery/report", token=key)
+    # Every other device's window ends (its wake is missed) and the planner records it.
+    deadline = time.time() + args.window + 120
+    while True:
+        _, report = api.request("GET", "/v1/delivery/report", token=key)
+        wakes = [kind for kind in report["kinds"] if kind["category"] == "wake"]
+        measured = sum(kind["connectedWithinWindow"] + kind["notConnectedWithinWindow"] for kind in wakes)
+        if measured >= sum(kind["pushes"] for kind in wakes) or time.time() > deadline:
+            break
+        time.sleep(1)
+    print(f"measured {measured} wakes {time.time() - started:.1f} s after the first connection")
     for kind in report["kinds"]:
         latency = kind.get("latencySeconds") or {}
         print(f"report: {kind['reason']}/{kind['strategy']} ({kind['category']}): {kind['pushes']} pushes, "
