@@ -16,7 +16,7 @@ import NIOConcurrencyHelpers
 /// `BeckonHTTPServer.application` does).
 public actor SyncHub: Service {
     /// Each device's live sessions, one per role.
-    private var sessionsByDevice: [DeviceRef: [SyncRole: SyncSessionHandle]] = [:]
+    private var sessionsByDevice: [DeviceRef: DeviceSessions] = [:]
     /// Sessions upgraded but without a role yet (no `hello`): shutdown and revocation reach
     /// them too.
     private var admitted: [ObjectIdentifier: SyncSessionHandle] = [:]
@@ -58,7 +58,7 @@ public actor SyncHub: Service {
     public func messagesAppended(for users: some Sequence<UserRef>) {
         for user in users {
             for device in devicesByUser[user] ?? [] {
-                for session in sessionsByDevice[device]?.values ?? [:].values { session.newMessages() }
+                for session in sessionsByDevice[device]?.all ?? [] { session.newMessages() }
             }
         }
     }
@@ -67,7 +67,7 @@ public actor SyncHub: Service {
     public func callEnded(for users: [UserRef], callID: String, outcome: CallEndOutcome) {
         for user in users {
             for device in devicesByUser[user] ?? [] {
-                for session in sessionsByDevice[device]?.values ?? [:].values {
+                for session in sessionsByDevice[device]?.all ?? [] {
                     session.callEnded(callID: callID, outcome: outcome)
                 }
             }
@@ -77,7 +77,7 @@ public actor SyncHub: Service {
     /// Closes the device's sessions with 4003: the device was deleted or re-registered.
     public func revoke(_ device: DeviceRef) {
         let waiting = admitted.values.filter { $0.ref == device }
-        for session in Array(sessionsByDevice[device]?.values ?? [:].values) + waiting {
+        for session in Array(sessionsByDevice[device]?.all ?? []) + waiting {
             session.close(.revoked, reason: "revoked", end: .revoked)
         }
     }
@@ -85,7 +85,7 @@ public actor SyncHub: Service {
     /// Closes every session with 1001 and refuses new ones; returns when all have ended.
     public func shutDown() async {
         shuttingDown = true
-        for session in sessionsByDevice.values.flatMap(\.values) + admitted.values {
+        for session in sessionsByDevice.values.flatMap(\.all) + admitted.values {
             session.close(.goingAway, reason: "server shutting down", end: .shutdown)
         }
         while !sessionsByDevice.isEmpty || !admitted.isEmpty {
@@ -122,7 +122,7 @@ public actor SyncHub: Service {
         guard !shuttingDown else { return .refused(.goingAway, reason: "server shutting down", end: .shutdown) }
         let ref = session.ref
         admitted[ObjectIdentifier(session)] = nil
-        var sessions = sessionsByDevice[ref] ?? [:]
+        var sessions = sessionsByDevice[ref] ?? DeviceSessions()
         if role == .extension, sessions[.app] != nil {
             return .refused(.preempted, reason: "preempted: the app holds the device's session", end: .preempted)
         }
@@ -193,7 +193,7 @@ public actor SyncHub: Service {
     func readElsewhere(user: UserRef, except device: DeviceRef, ids: [String], badge: Int) {
         emit(.read(user: user, by: device, ids: ids, at: now()))
         for other in devicesByUser[user] ?? [] where other != device {
-            for session in sessionsByDevice[other]?.values ?? [:].values { session.readElsewhere(ids: ids, badge: badge) }
+            for session in sessionsByDevice[other]?.all ?? [] { session.readElsewhere(ids: ids, badge: badge) }
         }
     }
 

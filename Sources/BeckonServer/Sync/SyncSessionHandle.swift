@@ -39,15 +39,16 @@ final class SyncSessionHandle: Sendable {
         var driver: SyncConnection.Driver?
         /// The session ended: events are no longer queued.
         var closed = false
+        var role: SyncRole?
     }
 
     let id: String
     let ref: DeviceRef
-    /// Set once, when `hello` is accepted: the slot it holds in the hub.
-    private let roleBox = NIOLockedValueBox<SyncRole?>(nil)
+    /// Set once, when `hello` is accepted: the slot it holds in the hub (kept under the inbox's
+    /// lock, so a session costs no second lock).
     var role: SyncRole? {
-        get { roleBox.withLockedValue { $0 } }
-        set { roleBox.withLockedValue { $0 = newValue } }
+        get { inbox.withLockedValue { $0.role } }
+        set { inbox.withLockedValue { $0.role = newValue } }
     }
     let user: UserRef
     let connectedAt: Date
