@@ -82,9 +82,11 @@ public protocol BeckonStore: Sendable {
     func message(appID: String, id: String) async throws -> Message?
     /// The last sequence number assigned in the user's mailbox (0 if none).
     func lastSequence(of user: UserRef) async throws -> Int64
-    /// The ids of read messages among the user's `window` newest up to `sequence` (a device
-    /// resuming at that cursor may still show their notifications), newest first.
-    func readMessageIDs(for user: UserRef, upTo sequence: Int64, window: Int) async throws -> [String]
+    /// What a sync session's `welcome` needs, read at once: the user's last sequence and unread
+    /// count, the read messages among the `window` sequences up to `cursor` (a device resuming
+    /// there may still show them), and the calls among the user's `window` newest messages that
+    /// ended at or after `callsEndedSince`.
+    func sessionStart(for user: UserRef, cursor: Int64, window: Int, callsEndedSince: Date) async throws -> SessionStart
 
     // MARK: Cursors and read state
 
@@ -139,9 +141,6 @@ public protocol BeckonStore: Sendable {
     func endCall(appID: String, callID: String, outcome: String, at date: Date) async throws -> CallEndResult
     /// The users whose mailboxes hold the message.
     func recipients(appID: String, messageID: String) async throws -> [UserRef]
-    /// Calls among the user's `window` newest messages that ended at or after `since`, with their
-    /// outcome: what a device connecting now (an app a VoIP push woke) must stop ringing.
-    func endedCalls(for user: UserRef, window: Int, since: Date) async throws -> [(callID: String, outcome: String)]
     /// Which of these calls have ended.
     func endedCalls(appID: String, callIDs: [String]) async throws -> Set<String>
 }

@@ -94,6 +94,34 @@ extension SQLiteStore {
         }
     }
 
+    /// Everything a sync session's `welcome` needs, in two trips to the reader instead of four
+    /// (a session start is the hot path of a reconnect storm).
+    public func sessionStart(for user: UserRef, cursor: Int64, window: Int, callsEndedSince: Date) async throws -> SessionStart {
+        let badge = try await unreadCount(of: user)
+        return try await writer.read { db in
+            let last = try Self.lastSequence(db, user)
+            let read = try String.fetchAll(
+                db.cachedStatement(sql: """
+                    SELECT mb.message_id FROM mailbox mb
+                    WHERE mb.app_id = ? AND mb.user_id = ? AND mb.sequence <= ? AND mb.sequence > ?
+                      AND EXISTS (SELECT 1 FROM message_read r WHERE r.app_id = mb.app_id AND r.user_id = mb.user_id
+                                  AND r.message_id = mb.message_id)
+                    ORDER BY mb.sequence DESC
+                    """),
+                arguments: [user.appID, user.userID, min(cursor, last), min(cursor, last) - Int64(window)])
+            let ended = try Row.fetchAll(
+                db.cachedStatement(sql: """
+                    SELECT ce.call_id, ce.outcome FROM mailbox mb
+                    JOIN call_end ce ON ce.app_id = mb.app_id AND ce.call_id = mb.message_id
+                    WHERE mb.app_id = ? AND mb.user_id = ? AND mb.sequence > ? AND ce.ended_at >= ?
+                    ORDER BY mb.sequence
+                    """),
+                arguments: [user.appID, user.userID, last - Int64(window), callsEndedSince.millisecondsSince1970]
+            ).map { (callID: $0["call_id"] as String, outcome: $0["outcome"] as String) }
+            return SessionStart(lastSequence: last, badge: badge, readUpToCursor: read, endedCalls: ended)
+        }
+    }
+
     public func pruneExpiredUnread(now: Date) async throws -> Int {
         try await writer.write { db in
             try db.execute(sql: "DELETE FROM unread_expiring WHERE expires_at <= ?", arguments: [now.millisecondsSince1970])

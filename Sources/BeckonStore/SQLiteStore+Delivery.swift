@@ -225,21 +225,6 @@ extension SQLiteStore {
         ).map { UserRef(appID: appID, userID: $0) }
     }
 
-    public func endedCalls(for user: UserRef, window: Int, since: Date) async throws -> [(callID: String, outcome: String)] {
-        try await writer.read { db in
-            let last = try Self.lastSequence(db, user)
-            return try Row.fetchAll(
-                db.cachedStatement(sql: """
-                    SELECT ce.call_id, ce.outcome FROM mailbox mb
-                    JOIN call_end ce ON ce.app_id = mb.app_id AND ce.call_id = mb.message_id
-                    WHERE mb.app_id = ? AND mb.user_id = ? AND mb.sequence > ? AND ce.ended_at >= ?
-                    ORDER BY mb.sequence
-                    """),
-                arguments: [user.appID, user.userID, last - Int64(window), since.millisecondsSince1970]
-            ).map { (callID: $0["call_id"], outcome: $0["outcome"]) }
-        }
-    }
-
     public func endedCalls(appID: String, callIDs: [String]) async throws -> Set<String> {
         guard !callIDs.isEmpty else { return [] }
         return try await writer.read { db in

@@ -64,21 +64,6 @@ extension SQLiteStore {
         try await writer.read { db in try Self.fetchMessage(db, appID: appID, id: id) }
     }
 
-    public func readMessageIDs(for user: UserRef, upTo sequence: Int64, window: Int) async throws -> [String] {
-        guard sequence > 0, window > 0 else { return [] }
-        return try await writer.read { db in
-            try String.fetchAll(
-                db.cachedStatement(sql: """
-                    SELECT mb.message_id FROM mailbox mb
-                    WHERE mb.app_id = ? AND mb.user_id = ? AND mb.sequence <= ? AND mb.sequence > ?
-                      AND EXISTS (SELECT 1 FROM message_read r WHERE r.app_id = mb.app_id AND r.user_id = mb.user_id
-                                  AND r.message_id = mb.message_id)
-                    ORDER BY mb.sequence DESC
-                    """),
-                arguments: [user.appID, user.userID, sequence, sequence - Int64(window)])
-        }
-    }
-
     public func lastSequence(of user: UserRef) async throws -> Int64 {
         try await writer.read { db in try Self.lastSequence(db, user) }
     }

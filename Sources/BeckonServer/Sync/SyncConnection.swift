@@ -93,17 +93,14 @@ enum SyncConnection {
                     case .register(let role):
                         actions += machine.registered(await hub.register(session, role: role))
                     case .loadStart(let cursor):
-                        let lastSequence = try await store.lastSequence(of: user)
-                        let badge = try await store.unreadCount(of: user)
-                        let read = try await store.readMessageIDs(
-                            for: user, upTo: min(cursor, lastSequence), window: SyncProtocol.maximumReadIDs)
                         // Calls ended in the last hour: ringing never lasts longer (call timeouts are
                         // seconds to minutes), so older ends cannot matter to the device.
-                        let ended = try await store.endedCalls(
-                            for: user, window: SyncProtocol.maximumReadIDs, since: Date().addingTimeInterval(-3600))
+                        let start = try await store.sessionStart(
+                            for: user, cursor: cursor, window: SyncProtocol.maximumReadIDs,
+                            callsEndedSince: Date().addingTimeInterval(-3600))
                         actions += machine.started(
-                            lastSequence: lastSequence, badge: badge, readUpToCursor: read,
-                            endedCalls: ended.compactMap { call in
+                            lastSequence: start.lastSequence, badge: start.badge, readUpToCursor: start.readUpToCursor,
+                            endedCalls: start.endedCalls.compactMap { call in
                                 CallEndOutcome(rawValue: call.outcome).map { (call.callID, $0) }
                             })
                     case .fetch(let after, let limit):
