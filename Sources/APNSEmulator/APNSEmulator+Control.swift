@@ -213,9 +213,19 @@ extension APNSEmulator {
         try core.state.withLock { state in
             let hex = token.lowercased()
             guard var record = state.devices[hex] else { throw APNSEmulatorError.unknownDevice(hex) }
-            if record.setOnline(online, now: now, logLimit: logLimit) { state.counters.delivered += 1 }
+            let event = record.setOnline(online, now: now, logLimit: logLimit)
             state.devices[hex] = record
+            if case .delivered? = event { state.counters.delivered += 1 }
+            if let event { state.deviceObserver?(event) }
         }
+    }
+
+    /// The device side: `observer` is told what becomes of every notification APNs accepts for
+    /// any device (accepted, stored, delivered, discarded), in order, as it happens. It runs under
+    /// the emulator's lock, so it must be quick and must not call the emulator (hand the event to
+    /// a queue). One observer; a second call replaces it, nil removes it.
+    public func observeDevices(_ observer: (@Sendable (APNSEmulatorDeviceEvent) -> Void)?) {
+        core.state.withLock { $0.deviceObserver = observer }
     }
 
     public func device(token: String) -> APNSEmulatorDevice? {

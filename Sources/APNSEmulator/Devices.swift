@@ -58,17 +58,17 @@ struct DeviceRecord: Sendable {
     /// Storage keeps a notification at most 30 days (apns.md E.1).
     static let maximumStorage: TimeInterval = 30 * 24 * 3600
 
-    /// A notification APNs accepted (after the 200). Returns whether it reached the device now.
+    /// A notification APNs accepted (after the 200). Returns what became of it, and of the one it
+    /// replaced in storage.
     @discardableResult
-    mutating func accept(_ notification: APNSEmulatorNotification, now: Date, logLimit: Int) -> Bool {
+    mutating func accept(_ notification: APNSEmulatorNotification, now: Date, logLimit: Int) -> [APNSEmulatorDeviceEvent] {
         if device.isOnline {
-            deliver(notification, now: now, logLimit: logLimit)
-            return true
+            return [.accepted(notification), .delivered(deliver(notification, now: now, logLimit: logLimit))]
         }
         // Offline: `apns-expiration: 0` means one attempt, never stored.
         if notification.expiration == 0 {
             discarded += 1
-            return false
+            return [.accepted(notification), .discarded(notification, .notStored)]
         }
         var expiresAt = now.addingTimeInterval(Self.maximumStorage)
         if let seconds = notification.expiration {
@@ -76,26 +76,31 @@ struct DeviceRecord: Sendable {
         }
         guard expiresAt > now else {
             discarded += 1
-            return false
+            return [.accepted(notification), .discarded(notification, .expired)]
         }
         // Only the newest is kept, per app per device (apns.md E.1).
-        if stored != nil { discarded += 1 }
+        var events: [APNSEmulatorDeviceEvent] = [.accepted(notification)]
+        if let replaced = stored {
+            discarded += 1
+            events.append(.discarded(replaced.notification, .replaced))
+        }
         stored = (notification, expiresAt)
-        return false
+        events.append(.stored(notification))
+        return events
     }
 
-    /// Returns whether a stored notification was delivered on coming online.
+    /// What became of the stored notification on coming online (nothing when none was stored or
+    /// the device went offline).
     @discardableResult
-    mutating func setOnline(_ online: Bool, now: Date, logLimit: Int) -> Bool {
+    mutating func setOnline(_ online: Bool, now: Date, logLimit: Int) -> APNSEmulatorDeviceEvent? {
         device.isOnline = online
-        guard online, let held = stored else { return false }
+        guard online, let held = stored else { return nil }
         stored = nil
         if held.expiresAt > now {
-            deliver(held.notification, now: now, logLimit: logLimit)
-            return true
+            return .delivered(deliver(held.notification, now: now, logLimit: logLimit))
         }
         discarded += 1
-        return false
+        return .discarded(held.notification, .expired)
     }
 
     /// Drops what expired in storage (called lazily).
@@ -106,7 +111,9 @@ struct DeviceRecord: Sendable {
         }
     }
 
-    private mutating func deliver(_ notification: APNSEmulatorNotification, now: Date, logLimit: Int) {
+    private mutating func deliver(
+        _ notification: APNSEmulatorNotification, now: Date, logLimit: Int
+    ) -> APNSEmulatorNotification {
         var notification = notification
         notification.deliveredAt = now
         received.append(notification)
@@ -119,6 +126,7 @@ struct DeviceRecord: Sendable {
             displayed.append(notification)
             Self.trim(&displayed, to: logLimit)
         }
+        return notification
     }
 
     /// Keeps the newest `limit` entries, trimming only when twice as many piled up, so a device

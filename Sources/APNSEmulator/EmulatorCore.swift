@@ -92,6 +92,8 @@ final class EmulatorCore: Sendable {
         var faults = ConnectionFaults()
         var counters = APNSEmulatorCounters()
         var maxConcurrentStreams: Int
+        /// The device side (`APNSEmulator.observeDevices`): told of every accepted notification's fate.
+        var deviceObserver: (@Sendable (APNSEmulatorDeviceEvent) -> Void)?
     }
 
     let environment: APNSEnvironment
@@ -221,8 +223,9 @@ final class EmulatorCore: Sendable {
             collapseID: request.collapseID, headers: request.headers, payload: request.payload,
             acceptedAt: now, deliveredAt: nil
         )
-        if state.devices.values[slot].accept(notification, now: now, logLimit: logLimit) {
-            state.counters.delivered += 1
+        for event in state.devices.values[slot].accept(notification, now: now, logLimit: logLimit) {
+            if case .delivered = event { state.counters.delivered += 1 }
+            state.deviceObserver?(event)
         }
         return Outcome(
             action: .respond(status: 200, reason: nil, timestamp: nil, uniqueID: environment == .sandbox),

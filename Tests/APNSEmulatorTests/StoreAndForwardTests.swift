@@ -1,6 +1,7 @@
 import APNSCore
 import EmulatorTestSupport
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import APNSEmulator
@@ -49,6 +50,39 @@ struct StoreAndForwardTests {
             #expect(received[0].payloadString.contains("new"))
             #expect(emulator.discardedCount(for: tokenA) == 1)
             #expect(emulator.storedNotification(for: tokenA) == nil)
+        }
+    }
+
+    @Test("The device side hears each notification's fate in order: accepted, stored, replaced, delivered")
+    func deviceObserver() async throws {
+        try await withEmulator { emulator, key in
+            try emulator.registerDevice(token: tokenA, bundleID: "com.example.app", online: false)
+            let heard = NIOLockedValueBox<[String]>([])
+            emulator.observeDevices { event in
+                let text = String(event.notification.payloadString.split(separator: "\"").dropLast().last ?? "")
+                let step = switch event {
+                case .accepted: "accepted"
+                case .stored: "stored"
+                case .delivered: "delivered"
+                case .discarded(_, let why): "discarded(\(why.rawValue))"
+                }
+                heard.withLockedValue { $0.append("\(step) \(text)") }
+            }
+            let client = try await TestClient.connect(to: emulator)
+            defer { Task { await client.close() } }
+            let jwt = key.token()
+            #expect(try await client.send(alert("old", jwt: jwt)).status == 200)
+            #expect(try await client.send(alert("new", jwt: jwt)).status == 200)
+            #expect(try await client.send(alert("once", jwt: jwt, extra: [("apns-expiration", "0")])).status == 200)
+            try emulator.setDeviceOnline(token: tokenA, true)
+            #expect(try await client.send(alert("live", jwt: jwt)).status == 200)
+            #expect(heard.withLockedValue { $0 } == [
+                "accepted old", "stored old",
+                "accepted new", "discarded(replaced) old", "stored new",
+                "accepted once", "discarded(not-stored) once",
+                "delivered new",
+                "accepted live", "delivered live",
+            ])
         }
     }
 
