@@ -96,6 +96,7 @@ let package = Package(
             name: "beckon",
             dependencies: [
                 "APNSCore", "APNS", "APNSEmulator", "BeckonServer", "BeckonNode", "BeckonJSON", "BeckonProtocol",
+                "BeckonSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -281,6 +282,32 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
+        ),
+        // The iOS device simulator (docs/simulator.md): a phone as iOS treats apps and pushes, as a
+        // pure state machine, and the runtime that hosts the real client SDK inside it.
+        .target(
+            name: "DeviceSimulator",
+            dependencies: ["BeckonClient", "BeckonClientNIO", "BeckonProtocol", "BeckonJSON"]
+        ),
+        .testTarget(
+            name: "DeviceSimulatorTests",
+            dependencies: ["DeviceSimulator", "BeckonClient", "BeckonProtocol", "BeckonJSON"]
+        ),
+        // `beckon simulate`: scenarios and fleets of simulated devices against a real node with the
+        // built-in APNs emulator; reports and timelines.
+        .target(
+            name: "BeckonSimulation",
+            dependencies: [
+                "DeviceSimulator", "BeckonClient", "BeckonClientNIO", "BeckonNode", "BeckonServer", "BeckonStore",
+                "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "APNSEmulator", "APNSCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "BeckonSimulationTests",
+            dependencies: ["BeckonSimulation", "DeviceSimulator", "BeckonJSON"]
         ),
     ],
     swiftLanguageModes: [.v6]
