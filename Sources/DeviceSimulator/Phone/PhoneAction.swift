@@ -1,0 +1,38 @@
+import BeckonClient
+import BeckonJSON
+
+/// What the phone does in answer: callbacks into the app and its extension, records for the
+/// timeline. The runtime (`SimulatedDevice`) carries them out in order.
+public enum PhoneAction: Hashable, Sendable {
+    case record(TimelineEvent.What)
+    /// Start the app's process (a fresh `BeckonApp` over the same store).
+    case startApp
+    /// End it: its sockets drop, nothing it does afterwards reaches anything.
+    case endApp
+    /// Freeze it: its sockets drop (docs/simulator.md, "Suspension").
+    case suspendApp
+    case resumeApp
+    case lifecycle(Lifecycle)
+    /// `didReceiveRemoteNotification` with a completion handler that reports back with `token`.
+    case remoteNotification(DevicePush, state: ApplicationState, token: Int)
+    /// PushKit's handler.
+    case voip(DevicePush)
+    /// The notification service extension's `didReceive`, with this much memory.
+    case runExtension(DevicePush, memoryBytes: Int)
+    /// `serviceExtensionTimeWillExpire`.
+    case expireExtension(push: String)
+    /// `userNotificationCenter(_:willPresent:)`.
+    case askWillPresent(DevicePush, text: String)
+    /// `userNotificationCenter(_:didReceive:)`: the user opened this notification.
+    case tap(identifier: String, payload: JSONValue)
+    /// The phone's network: APNs and the app's sockets follow it.
+    case setOnline(Bool)
+
+    public enum Lifecycle: Hashable, Sendable {
+        case didFinishLaunching(remoteNotification: JSONValue?)
+        case willEnterForeground
+        case didBecomeActive
+        case willResignActive
+        case didEnterBackground
+    }
+}
