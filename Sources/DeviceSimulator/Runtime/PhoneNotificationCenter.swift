@@ -1,0 +1,35 @@
+import BeckonClient
+
+/// The notification centre the app's SDK sees: what it posts and removes goes through the phone
+/// model, so a notification shown twice is caught where iOS would show it.
+struct PhoneNotificationCenter: NotificationCenterPort {
+    let device: SimulatedDevice
+    let clock: ProcessClock
+
+    func add(identifier: String, content: NotificationContent) async throws {
+        guard clock.phase != .dead else { throw PhoneUnreachable() }
+        await device.send(.appAddedNotification(identifier: identifier, text: content.displayText))
+    }
+
+    func deliveredIdentifiers() async -> Set<String> {
+        Set(await device.phone.notifications.map(\.identifier))
+    }
+
+    func removeDelivered(identifiers: [String]) async {
+        guard clock.phase != .dead else { return }
+        await device.send(.appRemovedNotifications(identifiers))
+    }
+
+    func setBadge(_ count: Int) async {
+        guard clock.phase != .dead else { return }
+        await device.send(.appSetBadge(count))
+    }
+}
+
+extension NotificationContent {
+    /// What a person reads on the lock screen: the title and body, else the localized key.
+    var displayText: String {
+        let parts = [title, body].compactMap { $0 }
+        return parts.isEmpty ? (locKey ?? titleLocKey ?? "") : parts.joined(separator: ": ")
+    }
+}
