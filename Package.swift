@@ -300,6 +300,7 @@ let package = Package(
             dependencies: [
                 "DeviceSimulator", "BeckonClient", "BeckonClientNIO", "BeckonNode", "BeckonServer", "BeckonStore",
                 "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "APNSEmulator", "APNSCore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,0 +1,94 @@
+import BeckonClient
+import DeviceSimulator
+import Foundation
+
+/// One scenario run in progress: the phones, the names the scenario gave messages and calls,
+/// and the steps that could not be played.
+struct Run {
+    let scenario: Scenario
+    let server: SimulationServer
+    let timeline: Timeline
+    var devices: [String: SimulatedDevice] = [:]
+    /// The scenario's names (`m1`) for message and call ids, both ways.
+    var ids: [String: String] = [:]
+    var names: [String: String] = [:]
+    /// Messages a user read on some phone.
+    var read: Set<String> = []
+    var failedSteps: [String] = []
+
+    init(scenario: Scenario, server: SimulationServer, timeline: Timeline) {
+        self.scenario = scenario
+        self.server = server
+        self.timeline = timeline
+    }
+
+    mutating func play(_ step: ScenarioStep) async {
+        do {
+            try await perform(step.action)
+        } catch {
+            failedSteps.append("at \(step.at) s: \(error)")
+            timeline.record(step.action.device ?? TimelineEvent.server, .note("step failed: \(error)"))
+        }
+    }
+
+    private mutating func perform(_ action: ScenarioAction) async throws {
+        switch action {
+        case .user(let device, let userAction):
+            try await phone(device).send(.user(userAction))
+        case .tap(let device, let message), .swipeAway(let device, let message):
+            let phone = try phone(device)
+            let id = ids[message] ?? message
+            guard let shown = await phone.phone.notifications.last(where: { $0.identifier == id || $0.messages.contains(id) }) else {
+                throw SimulationError("no notification shows \(message) on \(device)")
+            }
+            if case .tap = action { await phone.send(.user(.tap(shown.identifier))) } else { await phone.send(.user(.swipeAway(shown.identifier))) }
+        case .read(let device, let messages):
+            let resolved = messages.map { ids[$0] ?? $0 }
+            timeline.record(device, .user("read \(messages.joined(separator: ", "))"))
+            try await phone(device).read(resolved)
+            read.formUnion(resolved)
+        case .post(let name, let users, let text, let kind, let urgency):
+            let id = try await server.post(to: users, text: text, kind: kind, urgency: urgency)
+            ids[name] = id
+            names[id] = name
+            timeline.record(TimelineEvent.server, .messagePosted(id: id))
+        case .endCall(let call, let outcome):
+            let id = ids[call] ?? call
+            timeline.record(TimelineEvent.server, .note("call \(call) ended: \(outcome.rawValue)"))
+            try await server.endCall(id, outcome: outcome)
+        }
+    }
+
+    private func phone(_ name: String) throws -> SimulatedDevice {
+        guard let device = devices[name] else { throw SimulationError("no device named \(name)") }
+        return device
+    }
+
+    func shutdown() async {
+        for device in devices.values { await device.shutdown() }
+    }
+
+    /// Ends the run: reads each phone's final state, checks the invariants, builds the report.
+    func finish() async -> SimulationReport {
+        var finals: [String: PhoneOutcome] = [:]
+        for (name, device) in devices {
+            let stored = (try? await device.storedMessages().map(\.id)) ?? []
+            finals[name] = PhoneOutcome(phone: await device.phone, opened: await device.opened, stored: Set(stored))
+        }
+        await shutdown()
+        let evaluator = CheckEvaluator(
+            scenario: scenario, events: timeline.all, finals: finals, ids: ids, read: read, failedSteps: failedSteps)
+        let invariants = evaluator.evaluate()
+        let events = (timeline.all + evaluator.endEvents(at: scenario.duration)).map { $0.renamed(names) }
+        return SimulationReport(
+            scenario: scenario.name, summary: scenario.summary, seed: scenario.seed, timeScale: scenario.timeScale,
+            devices: scenario.devices.map(\.name), duration: scenario.duration, events: events, invariants: invariants)
+    }
+}
+
+/// A phone as the run left it.
+struct PhoneOutcome {
+    var phone: SimulatedPhone
+    var opened: [String]
+    var stored: Set<String>
+}
