@@ -14,6 +14,9 @@ public enum AppEvent: Sendable {
     case didReceiveRemoteNotification(JSONValue, state: ApplicationState, completion: BackgroundCompletion)
     /// `userNotificationCenter(_:didReceive:withCompletionHandler:)` for the default action.
     case didTapNotification(identifier: String, userInfo: JSONValue)
+    /// The network is usable again (`NWPathMonitor` reports `.satisfied`): a session waiting
+    /// out its backoff reconnects now.
+    case networkAvailable
     /// The UI is up: taps are opened with `open` from now on, a kept one at once.
     case ready(open: @Sendable (NotificationTap) -> Void)
 }

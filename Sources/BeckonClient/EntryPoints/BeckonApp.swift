@@ -198,6 +198,8 @@ public actor BeckonApp {
         case .ready(let open):
             opener = open
             await perform(router.handle(.appReady), completion: nil)
+        case .networkAvailable:
+            await perform(router.handle(.networkAvailable), completion: nil)
         }
     }
 
@@ -222,6 +224,8 @@ public actor BeckonApp {
                 opener?(tap)
             case .reconcileNotifications:
                 try? await withWriter { writer in await self.presenter.reconcile(as: writer) }
+            case .reconnectNow:
+                foreground?.session.reconnectNow()
             }
         }
     }

@@ -18,6 +18,8 @@ public struct EntryPointRouter: Hashable, Sendable {
         case notificationTapped(NotificationTap)
         /// The app's UI can open a conversation now.
         case appReady
+        /// The network is usable again.
+        case networkAvailable
     }
 
     public enum Action: Hashable, Sendable {
@@ -36,6 +38,8 @@ public struct EntryPointRouter: Hashable, Sendable {
         case open(NotificationTap)
         /// Bring the ledger in line with what is on screen.
         case reconcileNotifications
+        /// The foreground session, if waiting to reconnect, reconnects now.
+        case reconnectNow
     }
 
     public private(set) var appIsStarting = false
@@ -90,12 +94,16 @@ public struct EntryPointRouter: Hashable, Sendable {
             case .inactive:
                 return apply + tap(notification.tap) + [.complete(.noData)]
             case .active:
-                // The foreground session carries the message itself.
-                return apply + [.complete(.noData)]
+                // The foreground session carries the message itself; if it is between
+                // attempts (the network was gone), the push says the server is back.
+                return apply + [.reconnectNow, .complete(.noData)]
             }
 
         case .notificationTapped(let notificationTap):
             return tap(notificationTap)
+
+        case .networkAvailable:
+            return isActive ? [.reconnectNow] : []
 
         case .appReady:
             isReady = true

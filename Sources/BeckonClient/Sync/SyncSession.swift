@@ -95,6 +95,12 @@ public actor SyncSession {
         inboxContinuation.yield(.machine(.stop))
     }
 
+    /// Reconnects now if waiting to: the network came back, or a push says the server has
+    /// something (a backoff that grew offline would otherwise wait up to its maximum).
+    public nonisolated func reconnectNow() {
+        inboxContinuation.yield(.machine(.reconnectNow))
+    }
+
     /// Stops at once: the app took over (this is the extension's session).
     public nonisolated func preempt() {
         inboxContinuation.yield(.machine(.preempt))

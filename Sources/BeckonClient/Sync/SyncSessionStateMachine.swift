@@ -50,6 +50,9 @@ public struct SyncSessionStateMachine: Sendable {
         case persistFailed(leaseLost: Bool)
         case transportClosed(code: UInt16?)
         case reconnectDelayElapsed
+        /// Something says the server is reachable again (the network came back, a push
+        /// arrived): skip the rest of the backoff.
+        case reconnectNow
         /// The user read these on this device (already stored as read, and pending).
         case markedRead([String])
         case stop
@@ -201,7 +204,7 @@ public struct SyncSessionStateMachine: Sendable {
             // A session that got as far as `welcome` starts the backoff over.
             return closed(code: code, attempt: 0)
 
-        case (.waitingToReconnect(let attempt), .reconnectDelayElapsed):
+        case (.waitingToReconnect(let attempt), .reconnectDelayElapsed), (.waitingToReconnect(let attempt), .reconnectNow):
             state = .connecting(attempt: attempt)
             return [.connect]
 

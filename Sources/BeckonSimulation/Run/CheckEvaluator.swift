@@ -55,10 +55,11 @@ struct CheckEvaluator {
             let shown = messages.filter { wasShown(ids[$0] ?? $0, on: device) }
             return result("not-notified", device, messages, "never shown in a notification", shown.isEmpty,
                           shown.isEmpty ? "none shown" : "shown: \(shown.joined(separator: ", "))")
-        case .showing(let device, let messages):
-            let onScreen = Set((finals[device]?.phone.notifications ?? []).flatMap { $0.messages.isEmpty ? [$0.identifier] : $0.messages })
+        case .showing(let device, let messages, let time):
+            let onScreen = showing(on: device, at: time)
             let expected = Set(resolve(messages))
-            return result("showing", device, messages, "exactly these on screen at the end", onScreen == expected,
+            let when = time.map { "at \($0) s" } ?? "at the end"
+            return result("showing", device, messages, "exactly these on screen \(when)", onScreen == expected,
                           "on screen: \(label(onScreen))")
         case .opened(let device, let messages):
             let opened = (finals[device]?.opened ?? []).sorted()
@@ -80,6 +81,22 @@ struct CheckEvaluator {
         InvariantResult(
             name: "\(name) \(device)", description: "\(messages.joined(separator: ", ")) \(what) on \(device)",
             passed: passed, detail: detail)
+    }
+
+    /// The messages on screen, replayed from the timeline (at the end: the phone's own state).
+    private func showing(on device: String, at time: Double?) -> Set<String> {
+        guard let time else {
+            return Set((finals[device]?.phone.notifications ?? []).flatMap { $0.messages.isEmpty ? [$0.identifier] : $0.messages })
+        }
+        var screen: [String: [String]] = [:]
+        for event in events where event.device == device && event.time <= time {
+            switch event.what {
+            case .notificationShown(let identifier, let messages, _): screen[identifier] = messages.isEmpty ? [identifier] : messages
+            case .notificationRemoved(let identifier, _): screen[identifier] = nil
+            default: break
+            }
+        }
+        return Set(screen.values.flatMap { $0 })
     }
 
     private func wasShown(_ id: String, on device: String) -> Bool {

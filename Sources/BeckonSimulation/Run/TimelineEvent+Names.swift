@@ -16,10 +16,14 @@ extension TimelineEvent {
         case .notificationRemoved(let identifier, let why): event.what = .notificationRemoved(identifier: name(identifier), why: why)
         case .callReported(let call, let ended): event.what = .callReported(callID: name(call), ended: ended)
         case .callEnded(let call, let outcome): event.what = .callEnded(callID: name(call), outcome: outcome)
-        case .note(let text), .violation(_, let text):
+        case .note(let text), .violation(_, let text), .user(let text):
             var renamed = text
             for (id, label) in names { renamed = renamed.replacingOccurrences(of: id, with: label) }
-            if case .violation(let kind, _) = what { event.what = .violation(kind, detail: renamed) } else { event.what = .note(renamed) }
+            switch what {
+            case .violation(let kind, _): event.what = .violation(kind, detail: renamed)
+            case .user: event.what = .user(renamed)
+            default: event.what = .note(renamed)
+            }
         default: break
         }
         return event

@@ -6,7 +6,10 @@ import DeviceSimulator
 /// checking what its name says. `beckon simulate --list` prints them.
 public enum BuiltInScenarios {
     public static var all: [Scenario] {
-        [foreground, backgroundWake, killed]
+        [
+            foreground, backgroundWake, killed, reboot, offline, throttled, tapCases, serviceExtension, voipCall,
+            voipNotReported, readElsewhere, sharedStore, filtering, repush,
+        ]
     }
 
     public static func named(_ name: String) -> Scenario? { all.first { $0.name == name } }
@@ -66,6 +69,6 @@ public enum BuiltInScenarios {
             .notified(device: "phone", messages: ["m1"]),
             .opened(device: "phone", messages: ["m1"]),
             .stored(device: "phone", messages: ["m1"]),
-            .showing(device: "phone", messages: []),
+            .showing(device: "phone", messages: [], at: nil),
         ])
 }

@@ -66,7 +66,7 @@ extension Scenario {
         switch list {
         case "devices": ["name", "user", "app", "ios"]
         case "steps": ["at", "do", "device", "message", "messages", "to", "text", "kind", "urgency", "as", "call", "outcome"]
-        default: ["check", "device", "messages", "kind", "fields", "min", "max"]
+        default: ["check", "device", "messages", "kind", "fields", "min", "max", "at"]
         }
     }
 }
@@ -102,6 +102,7 @@ extension ScenarioDevice {
                 ("suspendGraceSeconds", \.suspendGraceSeconds), ("extensionSeconds", \.extensionSeconds),
                 ("backgroundLaunchesPerHour", \.backgroundLaunchesPerHour), ("backgroundBurst", \.backgroundBurst),
                 ("backgroundDropRate", \.backgroundDropRate), ("rebootLaunchDeferralSeconds", \.rebootLaunchDeferralSeconds),
+                ("networkLatencySeconds", \.networkLatencySeconds),
             ]
             let policy = try ScenarioReader(
                 value, path: reader.at("ios"), allowed: Set(keys.map(\.0) + ["extensionMemoryBytes", "voipFailuresBeforeBlock"]))
@@ -161,7 +162,7 @@ extension ScenarioCheck {
         case "stored": self = .stored(device: device, messages: messages)
         case "notified": self = .notified(device: device, messages: messages)
         case "not-notified": self = .notNotified(device: device, messages: messages)
-        case "showing": self = .showing(device: device, messages: messages)
+        case "showing": self = .showing(device: device, messages: messages, at: try reader.number("at"))
         case "opened": self = .opened(device: device, messages: messages)
         case "events":
             var fields: [String: String] = [:]

@@ -94,8 +94,9 @@ public enum ScenarioCheck: Sendable, Hashable {
     case notified(device: String, messages: [String])
     /// No notification ever showed any of them.
     case notNotified(device: String, messages: [String])
-    /// At the end, the notifications on screen show exactly these messages.
-    case showing(device: String, messages: [String])
+    /// The notifications on screen show exactly these messages: at the end, or at virtual
+    /// time `at`.
+    case showing(device: String, messages: [String], at: Double?)
     /// The app opened each of these once after a tap, and nothing else.
     case opened(device: String, messages: [String])
     /// Events of `kind` on this phone whose fields include `fields`: at least `min`, at most `max`.

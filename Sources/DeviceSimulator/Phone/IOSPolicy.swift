@@ -27,12 +27,15 @@ public struct IOSPolicy: Hashable, Sendable, Codable {
     /// Unreported VoIP pushes after which iOS stops delivering VoIP pushes to the app (apns.md
     /// E.6: "repeatedly failing"; Apple does not publish the count).
     public var voipFailuresBeforeBlock: Int
+    /// A slow network: each socket connect and each frame from the server arrives this much
+    /// later (0: loopback speed). Widens the windows where the app and extension overlap.
+    public var networkLatencySeconds: Double
 
     public init(
         backgroundPushSeconds: Double = 30, backgroundTaskSeconds: Double = 30, suspendGraceSeconds: Double = 5,
         extensionSeconds: Double = 30, extensionMemoryBytes: Int = 24 << 20, backgroundLaunchesPerHour: Double = 3,
         backgroundBurst: Double = 3, backgroundDropRate: Double = 0, rebootLaunchDeferralSeconds: Double = 300,
-        voipFailuresBeforeBlock: Int = 3
+        voipFailuresBeforeBlock: Int = 3, networkLatencySeconds: Double = 0
     ) {
         self.backgroundPushSeconds = backgroundPushSeconds
         self.backgroundTaskSeconds = backgroundTaskSeconds
@@ -44,5 +47,6 @@ public struct IOSPolicy: Hashable, Sendable, Codable {
         self.backgroundDropRate = backgroundDropRate
         self.rebootLaunchDeferralSeconds = rebootLaunchDeferralSeconds
         self.voipFailuresBeforeBlock = voipFailuresBeforeBlock
+        self.networkLatencySeconds = networkLatencySeconds
     }
 }

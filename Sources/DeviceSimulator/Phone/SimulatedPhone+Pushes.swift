@@ -83,6 +83,8 @@ extension SimulatedPhone {
     mutating func deliver(_ push: DevicePush, state: ApplicationState, _ actions: inout [PhoneAction]) {
         nextToken += 1
         completions[nextToken] = (push.id, now + policy.backgroundPushSeconds)
+        // Seed 001's edge case: inactive, but not because the user tapped.
+        if state == .inactive { actions.append(.record(.note("push \(push.id) reaches the app while inactive"))) }
         actions.append(.remoteNotification(push, state: state, token: nextToken))
     }
 

@@ -20,7 +20,7 @@ final class ExtensionHost: Sendable {
         if configuration.traits.filtering {
             let transport = GatedTransport(
                 inner: SimulatorTransport.make(), role: "extension", device: configuration.name, timeline: timeline,
-                network: network)
+                network: network, latency: configuration.policy.networkLatencySeconds)
             sync = ExtensionSync(
                 endpoint: configuration.endpoint, store: store, lock: lock, transport: transport, clock: processClock)
         }

@@ -11,10 +11,13 @@ final class GatedTransport: SyncTransport {
     let device: String
     let timeline: Timeline
     let network: PhoneNetwork
+    /// Virtual seconds each connect and each inbound frame takes (`IOSPolicy.networkLatencySeconds`).
+    let latency: Double
     private let state = Locked<(running: Bool, connections: [GatedConnection])>((true, []))
 
-    init(inner: any SyncTransport, role: String, device: String, timeline: Timeline, network: PhoneNetwork) {
+    init(inner: any SyncTransport, role: String, device: String, timeline: Timeline, network: PhoneNetwork, latency: Double) {
         self.inner = inner
+        self.latency = latency
         self.role = role
         self.device = device
         self.timeline = timeline
@@ -26,6 +29,7 @@ final class GatedTransport: SyncTransport {
 
     func connect(to endpoint: SyncEndpoint) async throws -> any SyncTransportConnection {
         guard isRunning, network.isOnline else { throw PhoneUnreachable() }
+        if latency > 0 { try await timeline.clock.sleep(for: .seconds(latency)) }
         let connection = GatedConnection(inner: try await inner.connect(to: endpoint), owner: self)
         let admitted = state.withLock { state -> Bool in
             guard state.running else { return false }
@@ -87,6 +91,7 @@ final class GatedConnection: SyncTransportConnection {
             for await event in inner.events {
                 switch event {
                 case .text(let text):
+                    if owner.latency > 0 { try? await owner.timeline.clock.sleep(for: .seconds(owner.latency)) }
                     observe(text)
                     guard !state.withLock({ $0.ended }) else { continue }
                     continuation.yield(event)

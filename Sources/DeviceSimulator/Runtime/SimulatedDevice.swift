@@ -149,6 +149,8 @@ public actor SimulatedDevice {
         case .setOnline(let online):
             network.setOnline(online)
             setAPNsOnline(online)
+            // What `NWPathMonitor` tells the app: it reconnects now rather than at its backoff.
+            if online { process?.app.handle(.networkAvailable) }
         }
     }
 
@@ -180,7 +182,8 @@ public actor SimulatedDevice {
     private func makeProcess() -> AppProcess? {
         let processClock = ProcessClock(base: clock)
         let transport = GatedTransport(
-            inner: SimulatorTransport.make(), role: "app", device: name, timeline: timeline, network: network)
+            inner: SimulatorTransport.make(), role: "app", device: name, timeline: timeline, network: network,
+            latency: configuration.policy.networkLatencySeconds)
         let callKit = PhoneCallKit(device: name, timeline: timeline)
         let store: ClientStore
         do {

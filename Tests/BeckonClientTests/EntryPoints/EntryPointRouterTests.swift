@@ -53,7 +53,14 @@ import Testing
     @Test func inFrontThePushIsAppliedAndCompletedTheSessionCarriesTheMessage() {
         var router = ready()
         #expect(router.handle(.didBecomeActive) == [.startForegroundSync, .reconcileNotifications])
-        #expect(router.handle(.remoteNotification(Self.wake, state: .active)) == [.applyPush(Self.wake), .complete(.noData)])
+        #expect(router.handle(.remoteNotification(Self.wake, state: .active)) == [.applyPush(Self.wake), .reconnectNow, .complete(.noData)])
+    }
+
+    @Test func theNetworkComingBackReconnectsOnlyInFront() {
+        var router = ready()
+        #expect(router.handle(.networkAvailable) == [], "in the background the next push or launch connects")
+        _ = router.handle(.didBecomeActive)
+        #expect(router.handle(.networkAvailable) == [.reconnectNow])
     }
 
     @Test func theClearAllPushClearsEverything() {

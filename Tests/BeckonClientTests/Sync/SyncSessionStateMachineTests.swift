@@ -123,6 +123,14 @@ import Testing
         #expect(second >= .milliseconds(500) && second <= .seconds(1))
     }
 
+    @Test func reconnectNowSkipsTheRestOfTheBackoff() {
+        var machine = streaming()
+        _ = machine.handle(.transportClosed(code: nil))
+        #expect(machine.handle(.reconnectNow) == [.connect])
+        #expect(machine.handle(.reconnectNow) == [], "already connecting")
+        #expect(machine.handle(.reconnectDelayElapsed) == [], "the old timer is late")
+    }
+
     @Test(arguments: [
         (UInt16(4002), SyncStopReason.preempted), (4003, .revoked), (4008, .protocolError),
     ])

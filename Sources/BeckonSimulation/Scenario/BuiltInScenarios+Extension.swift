@@ -1,0 +1,82 @@
+import BeckonDelivery
+import BeckonProtocol
+import DeviceSimulator
+
+extension BuiltInScenarios {
+    /// Strategy `service-extension`: the alert's text is the generic one; the extension fetches
+    /// the message and shows its own text — or, when iOS's time runs out first, iOS shows the
+    /// push's own text (apns.md E.4).
+    static let serviceExtension = Scenario(
+        name: "service-extension",
+        summary: "The extension fetches the message and rewrites the alert; on a phone where it runs out of time, iOS shows the generic text.",
+        strategy: .serviceExtension,
+        devices: [
+            ScenarioDevice("phone", user: "alice", app: AppTraits(serviceExtension: true)),
+            ScenarioDevice("slow-phone", user: "bob", app: AppTraits(serviceExtension: true),
+                           ios: IOSPolicy(extensionSeconds: 0.05, networkLatencySeconds: 1)),
+        ],
+        steps: [
+            .user("phone", .launch, at: 1), .user("phone", .home, at: 5),
+            .user("slow-phone", .launch, at: 1), .user("slow-phone", .home, at: 5),
+            .post("m1", to: ["alice"], text: "Lunch at one?", at: 20),
+            .post("m2", to: ["bob"], text: "Running late", at: 20),
+        ],
+        duration: 60,
+        checks: [
+            .count("phone", "extension-finished", ["outcome": "rewritten"], min: 1, max: 1),
+            .count("phone", "notification-shown", ["text": "Lunch at one?"], min: 1),
+            .count("slow-phone", "extension-finished", ["outcome": "time-expired"], min: 1, max: 1),
+            .count("slow-phone", "notification-shown", ["text": "BECKON_NEW_MESSAGE"], min: 1),
+        ])
+
+    /// Strategy `filtering`: the extension syncs before it decides, and suppresses an alert for a
+    /// message read on another device meanwhile (apns.md E.4, the filtering entitlement).
+    static let filtering = Scenario(
+        name: "filtering",
+        summary: "An alert held by APNs while the phone was offline arrives after the message was read on the iPad: the extension suppresses it.",
+        strategy: .filtering,
+        devices: [
+            ScenarioDevice("phone", user: "alice", app: AppTraits(serviceExtension: true, filtering: true)),
+            ScenarioDevice("ipad", user: "alice"),
+        ],
+        steps: [
+            .user("phone", .launch, at: 1), .user("phone", .home, at: 5),
+            .user("ipad", .launch, at: 1),
+            .user("phone", .goOffline, at: 10),
+            .post("m1", to: ["alice"], text: "Seen on the iPad", at: 20),
+            .read("ipad", ["m1"], at: 25),
+            .user("phone", .goOnline, at: 40),
+            .post("m2", to: ["alice"], text: "Not seen yet", at: 60),
+            .user("ipad", .home, at: 61),
+        ],
+        duration: 100,
+        checks: [
+            .count("phone", "extension-finished", ["outcome": "suppressed"], min: 1),
+            .notNotified(device: "phone", messages: ["m1"]),
+            .stored(device: "phone", messages: ["m1", "m2"]),
+        ])
+
+    /// Seed 003's shared store: the extension syncs (role `extension`) when the user opens the
+    /// app; the app's session preempts it, the extension lets the lease go, nothing is lost or
+    /// shown twice.
+    static let sharedStore = Scenario(
+        name: "shared-store",
+        summary: "The user opens the app while the extension is syncing: the app preempts it, and every message is stored once.",
+        strategy: .filtering,
+        devices: [
+            ScenarioDevice("phone", user: "alice", app: AppTraits(serviceExtension: true, filtering: true),
+                           ios: IOSPolicy(networkLatencySeconds: 0.5)),
+        ],
+        steps: [
+            .user("phone", .launch, at: 1),
+            .user("phone", .home, at: 5),
+        ] + (1...12).map { .post("m\($0)", to: ["alice"], text: "Message \($0)", at: 20) } + [
+            .user("phone", .launch, at: 23),
+        ],
+        duration: 60,
+        checks: [
+            .count("phone", "sync-connected", ["role": "extension"], min: 1),
+            .count("phone", "sync-connected", ["role": "app"], min: 2),
+            .stored(device: "phone", messages: (1...12).map { "m\($0)" }),
+        ])
+}
