@@ -93,9 +93,12 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
     ///
     /// An `extension` session (the notification service extension syncing what a push named)
     /// proves the push arrived, but the extension shows notifications rather than clearing them:
-    /// owed clears stay owed and a later clear-all is still due.
+    /// owed clears stay owed and a later clear-all is still due. So does an app session that a
+    /// push within its window explains: an app woken in the background posts the notifications
+    /// of what it synced (found by `beckon simulate read-elsewhere`).
     public mutating func connected(now: Date, role: SyncRole = .app) -> [PlannerAction] {
         var actions = measureMissed(now: now)
+        let woken = !measured.isEmpty
         actions += measured.map {
             PlannerAction.wakeObserved(
                 pushID: $0.pushID, reason: $0.reason, strategy: $0.strategy,
@@ -112,7 +115,7 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
         repush = nil
         if role == .app {
             owed = nil
-            mayShowNotifications = false
+            if !woken { mayShowNotifications = false }
         } else if var stillOwed = owed {
             // Its messages sync now; its clears stay owed.
             stillOwed.forget(Set(stillOwed.messages.map(\.id)))

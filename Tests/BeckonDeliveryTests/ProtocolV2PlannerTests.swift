@@ -46,6 +46,24 @@ import Testing
         #expect(pushes(actions).allSatisfy { $0.reason != .clearAll })
     }
 
+    @Test func anAppWokenInTheBackgroundStillGetsTheClearAll() throws {
+        let harness = PlannerHarness()
+        harness.arrive(message("m1"), at: 0)
+        // The wake connects the app in the background; it posts m1's notification and is suspended.
+        harness.connect(at: 1)
+        harness.disconnect(at: 2)
+        #expect(try onlyPush(harness.read(["m1"], unread: 0, at: 10)).reason == .clearAll)
+    }
+
+    @Test func anAppTheUserOpenedNeedsNoClearAll() {
+        let harness = PlannerHarness()
+        harness.arrive(message("m1"), at: 0)
+        // Long after the wake's window, the user opens the app: it reconciles what is on screen.
+        harness.connect(at: 3000)
+        harness.disconnect(at: 3001)
+        #expect(pushes(harness.read(["m1"], unread: 0, at: 3010)).allSatisfy { $0.reason != .clearAll })
+    }
+
     @Test func aMessageShownByTheExtensionIsNotPushedAgain() {
         let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .serviceExtension), device: .serviceExtension)
         harness.connect(at: 0)

@@ -23,12 +23,15 @@ public actor BeckonApp {
         /// The device's content key, to open sealed call hints.
         public var sealKey: Data?
         public var leaseTiming: LeaseLock.Timing
+        /// How long a session stays open for a call that rings after a VoIP push, at most: the
+        /// call's end arrives over it (rule 6). The server gives up ringing after 45 s.
+        public var ringingSessionLimit: Duration
 
         public init(
             endpoint: SyncEndpoint, window: Int? = nil, backoff: ReconnectBackoff = ReconnectBackoff(),
             backgroundDeadline: Duration = .seconds(25), leaseTimeout: Duration = .seconds(3),
             showsNotificationsWhileForeground: Bool = false, sealKey: Data? = nil,
-            leaseTiming: LeaseLock.Timing = LeaseLock.Timing()
+            leaseTiming: LeaseLock.Timing = LeaseLock.Timing(), ringingSessionLimit: Duration = .seconds(60)
         ) {
             self.endpoint = endpoint
             self.window = window
@@ -38,6 +41,7 @@ public actor BeckonApp {
             self.showsNotificationsWhileForeground = showsNotificationsWhileForeground
             self.sealKey = sealKey
             self.leaseTiming = leaseTiming
+            self.ringingSessionLimit = ringingSessionLimit
         }
     }
 
@@ -91,6 +95,8 @@ public actor BeckonApp {
 
     private enum Input: Sendable {
         case event(AppEvent)
+        /// A VoIP push was reported as a ringing call.
+        case ringing(callID: String)
         case barrier(CheckedContinuation<Void, Never>)
     }
 
@@ -126,9 +132,16 @@ public actor BeckonApp {
     }
 
     /// PushKit's handler (synchronous; apns.md E.6). See `CallCoordinator.receiveVoIPPush`.
+    /// A call that rings keeps a session open until it stops ringing, so that its end on
+    /// another device reaches this one (rule 6: the server sends no push for it).
     @discardableResult
     public nonisolated func receiveVoIPPush(_ payload: JSONValue, handler: (VoIPPush) -> CallReport) -> CallReport {
-        calls.receiveVoIPPush(payload, handler: handler)
+        let report = calls.receiveVoIPPush(payload, handler: handler)
+        if report.kind == .incoming {
+            inboxContinuation.yield(.ringing(callID: report.call.callID))
+            Task { await self.startIfNeeded() }
+        }
+        return report
     }
 
     /// `userNotificationCenter(_:willPresent:)`: whether to show an alert that arrives while the
@@ -170,6 +183,7 @@ public actor BeckonApp {
             switch input {
             case .barrier(let continuation): continuation.resume()
             case .event(let event): await process(event)
+            case .ringing(let callID): startRingingSync(callID)
             }
         }
     }
@@ -323,6 +337,34 @@ public actor BeckonApp {
                 endpoint: configuration.endpoint, role: .app, window: configuration.window, backoff: configuration.backoff),
             store: store, writer: writer, transport: ports.transport, clock: ports.clock, presenter: presenter,
             calls: calls, jitter: JitterSource(seed: UInt64(bitPattern: Int64(nextRunID)) &+ 0x5EED))
+    }
+
+    // MARK: Ringing
+
+    private func startRingingSync(_ callID: String) {
+        // In front, the foreground session hears the end.
+        guard !router.isActive else { return }
+        Task { await self.runRingingSync(callID) }
+    }
+
+    /// Holds a session while `callID` rings here, up to `ringingSessionLimit`, or until the app
+    /// comes to the front (its own session takes over).
+    private func runRingingSync(_ callID: String) async {
+        guard let writer = try? await lock.acquire(timeout: configuration.leaseTimeout) else { return }
+        guard !router.isActive else {
+            await writer.release()
+            return
+        }
+        let session = makeSession(writer: writer)
+        await session.start()
+        let clock = ports.clock
+        let until = clock.now().addingTimeInterval(configuration.ringingSessionLimit.timeInterval)
+        while calls.ringingCalls.contains(where: { $0.callID == callID }), clock.now() < until, !router.isActive {
+            do { try await clock.sleep(for: .seconds(1)) } catch { break }
+        }
+        await session.stopAndWait()
+        await writer.release()
+        suspendIfIdle()
     }
 
     // MARK: Background

@@ -22,8 +22,7 @@ final class PushRouter: Sendable {
         let push = DevicePush(notification)
         switch event {
         case .accepted:
-            timeline.record(device.name, .pushSent(
-                push: push.id, type: push.type, priority: push.priority, reason: push.beckon?.reason.rawValue))
+            timeline.record(device.name, .pushSent(push: push.id, type: push.type, priority: push.priority, reason: push.reason))
             timeline.record(device.name, .pushAccepted(push: push.id))
         case .stored: timeline.record(device.name, .pushHeld(push: push.id, by: .apns))
         case .delivered: device.receive(push)

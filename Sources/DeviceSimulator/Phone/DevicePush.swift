@@ -45,6 +45,12 @@ public struct DevicePush: Hashable, Sendable {
     /// Beckon's part of the payload, if any.
     public var beckon: BeckonPushPayload? { BeckonPushPayload(payload: payload) }
 
+    /// Why the server sent it: Beckon's `reason`, or `clear-all` for the bare `{"aps":{"badge":0}}`.
+    public var reason: String? {
+        if let beckon { return beckon.reason.rawValue }
+        return aps.count == 1 && badge == 0 ? PushReason.clearAll.rawValue : nil
+    }
+
     /// The messages a notification of this push stands for.
     public var messageIDs: [String] { beckon?.ids ?? [] }
 
