@@ -50,6 +50,8 @@ public final class NotificationServiceHandler: Sendable {
     let lock: LeaseLock?
     let renderer: MessageRenderer?
     let sync: ExtensionSync?
+    /// The sync in flight, shared by the pushes that arrive meanwhile.
+    private let syncInFlight = Locked<Task<ExtensionSync.Outcome, Never>?>(nil)
 
     /// `sync`: for the `filtering` strategy, the extension syncs before it decides (and may
     /// then suppress what is read or already shown); otherwise it fetches what the push names.
@@ -111,7 +113,7 @@ public final class NotificationServiceHandler: Sendable {
 
         // Filtering: sync first (the app preempts it if it comes up), then decide from the store.
         if let sync, let store {
-            _ = await sync.run(leaseWait: configuration.leaseWait, deadline: configuration.syncDeadline)
+            _ = await sharedSync(sync)
             if configuration.canSuppress, alreadyHandled(beckon.ids) { return .suppressed }
             if let stored = try? store.message(id: newest),
                 let text = renderer?(DisplayableMessage(id: stored.id, kind: stored.kind, payload: stored.payloadJSON)),
@@ -181,6 +183,24 @@ public final class NotificationServiceHandler: Sendable {
     }
 
     /// Keeps what was fetched and records the alert in the ledger, if the lease comes quickly.
+    /// iOS may call `didReceive` for several pushes at once in one extension process
+    /// (ios-client-practice.md §2). They share one sync: sessions of their own would replace
+    /// one another on the server (one session per device and role, 4001), as `beckon simulate
+    /// shared-store` showed. A push whose message the shared sync missed falls back to the fetch
+    /// by id below.
+    private func sharedSync(_ sync: ExtensionSync) async -> ExtensionSync.Outcome {
+        let (leaseWait, deadline) = (configuration.leaseWait, configuration.syncDeadline)
+        let task = syncInFlight.withLock { current in
+            if let current { return current }
+            let task = Task { await sync.run(leaseWait: leaseWait, deadline: deadline) }
+            current = task
+            return task
+        }
+        let outcome = await task.value
+        syncInFlight.withLock { current in if current == task { current = nil } }
+        return outcome
+    }
+
     private func record(_ notification: IncomingNotification, ids: [String], fetched: [FetchedMessage]) async {
         guard let store, let lock else { return }
         _ = try? await lock.withLease(timeout: configuration.leaseWait) { writer in

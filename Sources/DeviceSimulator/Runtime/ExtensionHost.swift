@@ -28,9 +28,9 @@ final class ExtensionHost: Sendable {
             inner: URLSessionMessageFetcher(baseURL: configuration.baseURL, credential: configuration.credential),
             network: network)
         handler = NotificationServiceHandler(
-            configuration: .init(
-                sealKey: configuration.sealKey, canSuppress: configuration.traits.filtering,
-                leaseWait: .seconds(2) * clock.scale),
+            // The lease wait stays in virtual time: a phone's extension waits 2 s, then lets the
+            // app record what it shows (`willPresent`).
+            configuration: .init(sealKey: configuration.sealKey, canSuppress: configuration.traits.filtering),
             fetcher: fetcher, clock: processClock, memory: ExtensionMemoryGauge(limit: configuration.policy.extensionMemoryBytes),
             store: store, lock: lock, renderer: SimulatedApp.renderer, sync: sync)
     }

@@ -222,4 +222,22 @@ import Testing
             $0 == .hello(version: 2, role: .app, cursor: 1, window: nil)
         }
     }
+
+    @Test func aRingingCallKeepsASessionOpenUntilItsEndArrives() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let callID = "0b3c9a8e-8a77-4f53-b1f4-2f3f4e0e8c11"
+        let payload: JSONValue = ["beckon": ["reason": "call-voip", "call": .string(callID), "ids": [.string(callID)]]]
+        // Launched in the background by PushKit: the call rings, and a session opens for its end.
+        harness.app.receiveVoIPPush(payload) { .incoming($0) }
+        let connection = try await harness.serve(0, lastSequence: 0)
+        // Caught up, yet the session stays while the call rings.
+        try await harness.clock.advance(by: .seconds(1), until: "a few seconds pass") { harness.clock.now() > Date(timeIntervalSince1970: 1_700_000_005) }
+        #expect(connection.closedByClient == nil)
+        // Answered on another device: CallKit's call ends, then the session says bye.
+        connection.server(.callEnded(callID: callID, outcome: .answeredElsewhere))
+        try await harness.clock.advance(by: .seconds(1), until: "bye") { connection.sent.contains(.bye) }
+        connection.serverClose(1000)
+        #expect(harness.reporter.ends.map(\.outcome) == [.answeredElsewhere])
+    }
 }

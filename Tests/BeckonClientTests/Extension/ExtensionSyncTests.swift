@@ -54,6 +54,18 @@ import Testing
         #expect(entry?.shownBy == .extension)
     }
 
+    @Test func pushesHandledAtOnceShareOneSync() async throws {
+        let setup = try Setup()
+        defer { setup.test.remove() }
+        // iOS calls `didReceive` for two pushes at once in one process (ios-client-practice.md §2).
+        async let first = setup.handler.handle(Self.push(1))
+        async let second = setup.handler.handle(Self.push(2))
+        try await setup.serve([(1, false), (2, false)])
+        #expect(await first.content?.body == "text 1")
+        #expect(await second.content?.body == "text 2")
+        #expect(setup.transport.attemptCount == 1, "one session, not two replacing each other (4001)")
+    }
+
     @Test func aMessageReadElsewhereIsSuppressed() async throws {
         let setup = try Setup()
         defer { setup.test.remove() }
