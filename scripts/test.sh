@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: the Swift suites, real third-party APNs clients against the emulator, the crash
 # test (SIGKILL during a load of posts; nothing acknowledged may be lost), and the demo of the
-# whole path (a post becomes an emulator push, and the reconnect after it a measured wake).
+# whole path (a post becomes an emulator push, and the reconnect after it a measured wake), and
+# every built-in simulator scenario (timelines in artifacts/simulations/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift test
@@ -11,3 +12,4 @@ swift build --product beckon >/dev/null
 BECKON="$(swift build --show-bin-path)/beckon"
 python3 scripts/crash-durability.py "$BECKON"
 python3 scripts/demo.py "$BECKON"
+scripts/simulate.sh "$BECKON"

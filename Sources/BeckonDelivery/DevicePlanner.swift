@@ -124,19 +124,21 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
         return actions
     }
 
-    /// The sync session ended. If it dropped (not `clean`) with messages unacknowledged, they are
-    /// pushed again with backoff until acknowledged or the device returns (rule 5). A clean close
-    /// is the app saying it has what it needs.
+    /// The sync session ended. Messages it left unacknowledged are pushed again with backoff
+    /// until acknowledged or the device returns (rule 5). After a drop the first re-push waits (the
+    /// device may be back in a moment); after a clean `bye` it goes at once: those messages
+    /// crossed the `bye`, and the app, about to be suspended, has not stored them (found by
+    /// `beckon simulate read-elsewhere`).
     public mutating func disconnected(now: Date, unackedMessageIDs: [String], clean: Bool) -> [PlannerAction] {
         isConnected = false
-        if !clean && !unackedMessageIDs.isEmpty {
-            repush = RepushSchedule(
-                messageIDs: Array(unackedMessageIDs.suffix(max(policy.maximumIDsPerPush, 1))),
-                nextAt: now.addingTimeInterval(RepushSchedule.delay(afterSent: 0, policy: policy))
-            )
-        } else {
+        guard !unackedMessageIDs.isEmpty else {
             repush = nil
+            return []
         }
+        repush = RepushSchedule(
+            messageIDs: Array(unackedMessageIDs.suffix(max(policy.maximumIDsPerPush, 1))),
+            nextAt: clean ? now : now.addingTimeInterval(RepushSchedule.delay(afterSent: 0, policy: policy))
+        )
         return []
     }
 

@@ -56,14 +56,24 @@ import Testing
         #expect(harness.deadline == nil)
     }
 
-    @Test func cleanDisconnectOrNothingUnackedSchedulesNothing() {
+    @Test func nothingUnackedSchedulesNothing() {
         let harness = PlannerHarness()
         harness.connect(at: 0)
-        harness.disconnect(at: 10, unacked: ["m1"], clean: true)
+        harness.disconnect(at: 10, unacked: [], clean: true)
         #expect(harness.deadline == nil)
         harness.connect(at: 20)
         harness.disconnect(at: 30, unacked: [], clean: false)
         #expect(harness.deadline == nil)
+    }
+
+    @Test func messagesThatCrossedAByeArePushedAtOnce() throws {
+        let harness = PlannerHarness()
+        harness.connect(at: 0)
+        harness.disconnect(at: 10, unacked: ["m1"], clean: true)
+        #expect(harness.deadline == 10)
+        let repush = try onlyPush(harness.tick(at: 10))
+        #expect(repush.reason == .repush)
+        #expect(repush.messageIDs == ["m1"])
     }
 
     @Test func wakeStrategyRepushIsAThrottledBackgroundPush() throws {
