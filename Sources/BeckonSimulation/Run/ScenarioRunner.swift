@@ -15,29 +15,39 @@ public enum ScenarioRunner {
             await server.stop()
             throw SimulationError("the node has no built-in APNs emulator")
         }
-        let timeline = Timeline(clock: ScaledClock(scale: scenario.timeScale))
-        let router = PushRouter(timeline: timeline)
-        emulator.observeDevices { router.route($0) }
-        var run = Run(scenario: scenario, server: server, timeline: timeline)
+        // Registered first, so the clock starts when every phone is ready: under load,
+        // registration takes a while, and time zero is the script's first moment.
+        var registered: [(device: ScenarioDevice, credential: String, tokens: [String])] = []
         do {
-            for (index, device) in scenario.devices.enumerated() {
+            for device in scenario.devices {
                 let remote = APNSDeviceToken.random()
                 let voip = device.app.voip ? APNSDeviceToken.random() : nil
                 try emulator.registerDevice(token: remote, bundleID: SimulationServer.bundleID, kind: .app, environment: .sandbox)
                 if let voip { try emulator.registerDevice(token: voip, bundleID: SimulationServer.bundleID, kind: .voip, environment: .sandbox) }
                 let credential = try await server.registerDevice(
                     id: device.name, user: device.user, traits: device.app, remoteToken: remote, voipToken: voip)
-                let tokens = [remote] + (voip.map { [$0] } ?? [])
-                let phone = SimulatedDevice(
-                    configuration: DeviceConfiguration(
-                        name: device.name, traits: device.app, policy: device.ios, seed: scenario.seed &+ UInt64(index),
-                        syncURL: server.syncURL, baseURL: server.baseURL, credential: credential,
-                        storePath: server.directory.appendingPathComponent("\(device.name).sqlite").path),
-                    timeline: timeline,
-                    setAPNsOnline: { online in for token in tokens { try? emulator.setDeviceOnline(token: token, online) } })
-                router.add(phone, tokens: tokens)
-                run.devices[device.name] = phone
+                registered.append((device, credential, [remote] + (voip.map { [$0] } ?? [])))
             }
+        } catch {
+            await server.stop()
+            throw error
+        }
+        let timeline = Timeline(clock: ScaledClock(scale: scenario.timeScale))
+        let router = PushRouter(timeline: timeline)
+        emulator.observeDevices { router.route($0) }
+        var run = Run(scenario: scenario, server: server, timeline: timeline)
+        for (index, (device, credential, tokens)) in registered.enumerated() {
+            let phone = SimulatedDevice(
+                configuration: DeviceConfiguration(
+                    name: device.name, traits: device.app, policy: device.ios, seed: scenario.seed &+ UInt64(index),
+                    syncURL: server.syncURL, baseURL: server.baseURL, credential: credential,
+                    storePath: server.directory.appendingPathComponent("\(device.name).sqlite").path),
+                timeline: timeline,
+                setAPNsOnline: { online in for token in tokens { try? emulator.setDeviceOnline(token: token, online) } })
+            router.add(phone, tokens: tokens)
+            run.devices[device.name] = phone
+        }
+        do {
             for step in scenario.steps.sorted(by: { $0.at < $1.at }) {
                 try await timeline.clock.sleep(untilElapsed: step.at)
                 await run.play(step)
