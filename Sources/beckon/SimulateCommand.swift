@@ -4,11 +4,20 @@ import BeckonSimulation
 import Foundation
 import Logging
 
-/// `beckon simulate`: plays a scenario with simulated iPhones against a real server and the
-/// built-in APNs emulator (docs/simulator.md).
+/// `beckon simulate`: simulated iPhones, hosting the real client SDK, against a real server and
+/// the built-in APNs emulator (docs/simulator.md): a scenario, or a fleet.
 struct SimulateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulate",
+        abstract: "Simulated iPhones against a real server: play a scenario, or measure a fleet.",
+        subcommands: [SimulateScenarioCommand.self, SimulateFleetCommand.self],
+        defaultSubcommand: SimulateScenarioCommand.self)
+}
+
+/// `beckon simulate SCENARIO`.
+struct SimulateScenarioCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scenario",
         abstract: "Play a scenario on simulated iPhones against a real server; exit non-zero if an invariant fails.",
         discussion: "SCENARIO is a built-in name (see --list) or a scenario JSON file (docs/simulator.md).")
 

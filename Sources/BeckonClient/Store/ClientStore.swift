@@ -52,6 +52,13 @@ public final class ClientStore: Sendable {
         NotificationCenter.default.post(name: Database.resumeNotification, object: self)
     }
 
+    /// Closes the file; every later access throws. For a process that ends while its tasks may
+    /// still hold the store (the device simulator's killed app): nothing it does afterwards can
+    /// touch the file, and the file descriptors go.
+    public func close() {
+        try? pool.close()
+    }
+
     /// A write transaction, refused unless `writer` holds the lease at the moment it commits.
     /// The check is inside the transaction, and SQLite runs one write transaction at a time
     /// across processes, so no other process can take the lease between check and commit.

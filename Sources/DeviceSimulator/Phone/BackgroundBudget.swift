@@ -7,7 +7,7 @@ struct BackgroundBudget: Hashable, Sendable {
     let dropRate: Double
     private(set) var tokens: Double
     private(set) var updatedAt: Double
-    private var random: SplitMix
+    private var random: SeededRandom
 
     init(perHour: Double, burst: Double, dropRate: Double, seed: UInt64) {
         self.perHour = perHour
@@ -15,7 +15,7 @@ struct BackgroundBudget: Hashable, Sendable {
         self.dropRate = dropRate
         self.tokens = max(1, burst)
         self.updatedAt = 0
-        self.random = SplitMix(seed: seed)
+        self.random = SeededRandom(seed: seed)
     }
 
     private mutating func refill(now: Double) {
@@ -47,21 +47,6 @@ struct BackgroundBudget: Hashable, Sendable {
     /// The seeded draw: true when iOS declines this push although the budget has room.
     mutating func declines() -> Bool {
         guard dropRate > 0 else { return false }
-        return Double(random.next() >> 11) / Double(1 << 53) < dropRate
-    }
-}
-
-/// A small, fast, seedable generator (SplitMix64): the simulator's runs repeat exactly.
-struct SplitMix: Hashable, Sendable {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        return random.unit() < dropRate
     }
 }

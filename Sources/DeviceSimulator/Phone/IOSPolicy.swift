@@ -30,12 +30,16 @@ public struct IOSPolicy: Hashable, Sendable, Codable {
     /// A slow network: each socket connect and each frame from the server arrives this much
     /// later (0: loopback speed). Widens the windows where the app and extension overlap.
     public var networkLatencySeconds: Double
+    /// iOS ends a suspended app to reclaim its memory after about this long (nil: never). Phones
+    /// do it under memory pressure, at no published age; a fleet sets it so that ten thousand
+    /// simulated apps do not all stay in memory. Background pushes relaunch the app.
+    public var suspendedLifetimeSeconds: Double?
 
     public init(
         backgroundPushSeconds: Double = 30, backgroundTaskSeconds: Double = 30, suspendGraceSeconds: Double = 5,
         extensionSeconds: Double = 30, extensionMemoryBytes: Int = 24 << 20, backgroundLaunchesPerHour: Double = 3,
         backgroundBurst: Double = 3, backgroundDropRate: Double = 0, rebootLaunchDeferralSeconds: Double = 300,
-        voipFailuresBeforeBlock: Int = 3, networkLatencySeconds: Double = 0
+        voipFailuresBeforeBlock: Int = 3, networkLatencySeconds: Double = 0, suspendedLifetimeSeconds: Double? = nil
     ) {
         self.backgroundPushSeconds = backgroundPushSeconds
         self.backgroundTaskSeconds = backgroundTaskSeconds
@@ -48,5 +52,6 @@ public struct IOSPolicy: Hashable, Sendable, Codable {
         self.rebootLaunchDeferralSeconds = rebootLaunchDeferralSeconds
         self.voipFailuresBeforeBlock = voipFailuresBeforeBlock
         self.networkLatencySeconds = networkLatencySeconds
+        self.suspendedLifetimeSeconds = suspendedLifetimeSeconds
     }
 }

@@ -33,6 +33,8 @@ public struct SimulatedPhone: Sendable {
     /// Alerts waiting for the app's `willPresent` answer.
     var presenting: [String: (push: DevicePush, text: String)] = [:]
     var bootedAt: Double?
+    /// When the app was last suspended (iOS may reclaim it after `suspendedLifetimeSeconds`).
+    var suspendedAt: Double?
     /// Every message shown so far, under which identifier, and whether it was removed since.
     var shownMessages: [String: (identifier: String, removed: Bool)] = [:]
 
@@ -49,6 +51,9 @@ public struct SimulatedPhone: Sendable {
         var deadlines = completions.values.map(\.deadline) + extensions.values.map(\.deadline)
         if let backgroundUntil { deadlines.append(backgroundUntil) }
         if let idleSince { deadlines.append(idleSince + policy.suspendGraceSeconds) }
+        if app == .suspended, let suspendedAt, let lifetime = policy.suspendedLifetimeSeconds {
+            deadlines.append(suspendedAt + lifetime)
+        }
         var budget = budget
         if heldBackground != nil, var room = budget.nextRoom(now: now) {
             if let bootedAt, app == .notLaunchedSinceReboot { room = max(room, bootedAt + policy.rebootLaunchDeferralSeconds) }
@@ -110,6 +115,9 @@ public struct SimulatedPhone: Sendable {
             if let until = backgroundUntil, until <= now { suspend(&actions) }
             else if let idle = idleSince, idle + policy.suspendGraceSeconds <= now { suspend(&actions) }
         }
+        if app == .suspended, let suspendedAt, let lifetime = policy.suspendedLifetimeSeconds, suspendedAt + lifetime <= now {
+            kill("reclaimed", becoming: .notRunning, &actions)
+        }
         if let held = heldBackground, canLaunchInBackground {
             heldBackground = nil
             background(held, &actions)
@@ -148,6 +156,7 @@ public struct SimulatedPhone: Sendable {
         idleSince = nil
         backgroundTasks.removeAll()
         actions.append(.suspendApp)
+        suspendedAt = now
         setApp(.suspended, &actions)
     }
 

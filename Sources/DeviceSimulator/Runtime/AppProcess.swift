@@ -6,6 +6,7 @@ import Foundation
 /// its own sockets.
 struct AppProcess: Sendable {
     let app: BeckonApp
+    let store: ClientStore
     let clock: ProcessClock
     let transport: GatedTransport
     let callKit: PhoneCallKit
@@ -26,5 +27,6 @@ struct AppProcess: Sendable {
         clock.set(.dead)
         transport.stop()
         transport.network.detach(transport)
+        store.close()
     }
 }

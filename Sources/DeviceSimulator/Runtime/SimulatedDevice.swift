@@ -68,7 +68,9 @@ public actor SimulatedDevice {
 
     /// The ids of the messages in the phone's store, by sequence.
     public func storedMessages() throws -> [StoredMessage] {
-        try ClientStore(path: configuration.storePath, clock: clock).messages()
+        let store = try ClientStore(path: configuration.storePath, clock: clock)
+        defer { store.close() }
+        return try store.messages()
     }
 
     /// Ends the app and the timers: the run is over.
@@ -202,7 +204,7 @@ public actor SimulatedDevice {
                 backgroundTime: PhoneBackgroundTime(device: self), clock: processClock, transport: transport,
                 processSignal: signal),
             renderer: SimulatedApp.renderer)
-        return AppProcess(app: app, clock: processClock, transport: transport, callKit: callKit)
+        return AppProcess(app: app, store: store, clock: processClock, transport: transport, callKit: callKit)
     }
 
     private func extensionProcess() -> ExtensionHost? {

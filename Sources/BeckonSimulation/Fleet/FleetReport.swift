@@ -1,0 +1,59 @@
+import BeckonJSON
+import DeviceSimulator
+import Foundation
+
+/// A fleet run's configuration and figures, as text for a person and JSON for a file.
+public struct FleetReport: Sendable {
+    public var configuration: FleetConfiguration
+    public var figures: FleetFigures
+    /// Wall-clock seconds the run took.
+    public var realSeconds: Double
+
+    public var json: JSONValue {
+        func round(_ value: Double?, _ places: Double = 1000) -> JSONValue {
+            value.map { .double(($0 * places).rounded() / places) } ?? .null
+        }
+        let figures = self.figures
+        return [
+            "devices": .int(configuration.devices), "mix": .string(configuration.mix.description),
+            "strategy": .string(configuration.strategy.rawValue), "messages": .int(figures.messages),
+            "durationSeconds": .double(configuration.duration), "timeScale": .double(configuration.timeScale),
+            "seed": .int(Int(truncatingIfNeeded: configuration.seed)), "realSeconds": round(realSeconds, 10),
+            "reached": .int(figures.reached), "reachedFraction": round(figures.reachedFraction, 10_000),
+            "latencyP50Seconds": round(figures.latencyP50), "latencyP99Seconds": round(figures.latencyP99),
+            "pushesSent": .int(figures.pushesSent), "pushesPerReachedMessage": round(figures.pushesPerReached),
+            "pushesByReason": .object(figures.pushesByReason.mapValues { .int($0) }),
+            "backgroundPushesSent": .int(figures.backgroundSent), "backgroundPushesRun": .int(figures.backgroundRun),
+            "wakeSuccess": round(figures.wakeSuccess, 10_000),
+            "violations": .object(figures.violations.mapValues { .int($0) }),
+            "byBehaviour": .object(Dictionary(uniqueKeysWithValues: figures.byBehaviour.map { behaviour, counts in
+                (behaviour.rawValue, ["messages": .int(counts.messages), "reached": .int(counts.reached)] as JSONValue)
+            })),
+        ]
+    }
+
+    /// The figures as a person reads them.
+    public var text: String {
+        let f = figures
+        func seconds(_ value: Double?) -> String { value.map { String(format: "%.1f s", $0) } ?? "n/a" }
+        var lines = [
+            "fleet: \(configuration.devices) phones, strategy \(configuration.strategy.rawValue), \(f.messages) messages, \(Int(configuration.duration)) s at ×\(Int(configuration.timeScale)) (\(String(format: "%.0f", realSeconds)) s real)",
+            "reached the user:  \(f.reached)/\(f.messages) = \(String(format: "%.2f%%", f.reachedFraction * 100))",
+            "time to device:    p50 \(seconds(f.latencyP50)), p99 \(seconds(f.latencyP99))",
+            "pushes:            \(f.pushesSent) (\(String(format: "%.2f", f.pushesPerReached)) per reached message); "
+                + f.pushesByReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
+            "wake success:      \(f.backgroundRun)/\(f.backgroundSent) background pushes ran the app = \(String(format: "%.1f%%", f.wakeSuccess * 100))",
+            "iOS violations:    " + (f.violations.isEmpty ? "none" : f.violations.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),
+        ]
+        for behaviour in FleetBehaviour.allCases {
+            guard let counts = f.byBehaviour[behaviour], counts.messages > 0 else { continue }
+            let share = Double(counts.reached) / Double(counts.messages) * 100
+            lines.append("  \(behaviour.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(counts.reached)/\(counts.messages) reached (\(String(format: "%.1f%%", share)))")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    public func write(to path: String) throws {
+        try Data(json.bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+}

@@ -1,0 +1,128 @@
+import APNSCore
+import BeckonClient
+import BeckonDelivery
+import DeviceSimulator
+import Foundation
+import Logging
+
+/// Plays a fleet: N phones with a mix of behaviours against one node, M messages at seeded
+/// times, then reads the figures off the timeline (docs/simulator.md, "Fleets").
+public enum FleetRunner {
+    public static func run(
+        _ configuration: FleetConfiguration, logLevel: Logger.Level = .error, progress: @Sendable (String) -> Void = { _ in }
+    ) async throws -> FleetReport {
+        let started = Date()
+        var policy = DeliveryPolicy()
+        policy.strategy = configuration.strategy
+        let server = try await SimulationServer.start(policy: policy, timeScale: configuration.timeScale, logLevel: logLevel)
+        guard let emulator = server.emulator else {
+            await server.stop()
+            throw SimulationError("the node has no built-in APNs emulator")
+        }
+        let behaviours = configuration.mix.assign(configuration.devices, seed: configuration.seed)
+        progress("registering \(configuration.devices) phones")
+        let registered: [(credential: String, token: String)]
+        do {
+            registered = try await concurrently(behaviours.count, width: configuration.concurrency) { index in
+                let token = APNSDeviceToken.random()
+                try emulator.registerDevice(token: token, bundleID: SimulationServer.bundleID, kind: .app, environment: .sandbox)
+                let credential = try await server.registerDevice(
+                    id: name(index), user: user(index), traits: behaviours[index].traits, remoteToken: token, voipToken: nil)
+                return (credential, token)
+            }
+        } catch {
+            await server.stop()
+            throw error
+        }
+
+        let timeline = Timeline(clock: ScaledClock(scale: configuration.timeScale))
+        let router = PushRouter(timeline: timeline)
+        emulator.observeDevices { router.route($0) }
+        let devices = behaviours.indices.map { index in
+            let (credential, token) = registered[index]
+            let device = SimulatedDevice(
+                configuration: DeviceConfiguration(
+                    name: name(index), traits: behaviours[index].traits,
+                    policy: behaviours[index].policy(reclaimAfter: configuration.reclaimAfter),
+                    seed: configuration.seed &+ UInt64(index), syncURL: server.syncURL, baseURL: server.baseURL,
+                    credential: credential, storePath: server.directory.appendingPathComponent("\(name(index)).sqlite").path),
+                timeline: timeline,
+                setAPNsOnline: { online in try? emulator.setDeviceOnline(token: token, online) })
+            router.add(device, tokens: [token])
+            return device
+        }
+
+        // The script: each phone's user steps, and the messages at seeded times.
+        var random = SeededRandom(seed: configuration.seed ^ 0x5EED)
+        enum Step { case user(Int, UserAction), post(Int) }
+        var steps: [(at: Double, step: Step)] = []
+        for (index, behaviour) in behaviours.enumerated() {
+            for (at, action) in behaviour.steps(duration: configuration.duration) { steps.append((at, .user(index, action))) }
+        }
+        let window = max(1, configuration.duration * 0.6 - 10)
+        for _ in 0..<configuration.messages {
+            steps.append((10 + random.unit() * window, .post(random.below(devices.count))))
+        }
+        steps.sort { $0.at < $1.at }
+
+        progress("playing \(steps.count) steps over \(Int(configuration.duration)) virtual seconds")
+        let posted = PostLog()
+        await withTaskGroup(of: Void.self) { tasks in
+            for (at, step) in steps {
+                try? await timeline.clock.sleep(untilElapsed: at)
+                switch step {
+                case .user(let index, let action):
+                    let device = devices[index]
+                    tasks.addTask { await device.send(.user(action)) }
+                case .post(let index):
+                    tasks.addTask {
+                        let postedAt = timeline.clock.elapsed
+                        guard let id = try? await server.post(to: [user(index)], text: "fleet", kind: .message, urgency: nil) else { return }
+                        posted.append(.init(id: id, device: name(index), behaviour: behaviours[index], at: postedAt))
+                    }
+                }
+            }
+        }
+        try? await timeline.clock.sleep(untilElapsed: configuration.duration)
+        progress("measuring")
+        let figures = FleetFigures(posted: posted.all, events: timeline.all)
+        emulator.observeDevices(nil)
+        for device in devices { await device.shutdown() }
+        await server.stop()
+        return FleetReport(configuration: configuration, figures: figures, realSeconds: Date().timeIntervalSince(started))
+    }
+
+    static func name(_ index: Int) -> String { "phone-\(index)" }
+    static func user(_ index: Int) -> String { "user-\(index)" }
+
+    /// Runs `body` for 0..<count with at most `width` at once; results in index order.
+    static func concurrently<Result: Sendable>(
+        _ count: Int, width: Int, _ body: @escaping @Sendable (Int) async throws -> Result
+    ) async throws -> [Result] {
+        try await withThrowingTaskGroup(of: (Int, Result).self) { tasks in
+            var results = [Result?](repeating: nil, count: count)
+            var next = 0
+            while next < min(width, count) {
+                let index = next
+                tasks.addTask { (index, try await body(index)) }
+                next += 1
+            }
+            while let (index, result) = try await tasks.next() {
+                results[index] = result
+                if next < count {
+                    let index = next
+                    tasks.addTask { (index, try await body(index)) }
+                    next += 1
+                }
+            }
+            return results.map { $0! }
+        }
+    }
+}
+
+/// The messages posted so far (posts finish in any order).
+final class PostLog: Sendable {
+    private let entries = Locked<[FleetFigures.Posted]>([])
+    func append(_ entry: FleetFigures.Posted) { entries.withLock { $0.append(entry) } }
+    var all: [FleetFigures.Posted] { entries.withLock { $0 } }
+}
