@@ -53,8 +53,12 @@ struct SimulateScenarioCommand: AsyncParsableCommand {
         } else {
             throw ValidationError("no built-in scenario or file named \(name) (see --list)")
         }
-        if let timeScale { scenario.timeScale = timeScale }
+        if let timeScale {
+            guard timeScale >= 1 else { throw ValidationError("--time-scale must be at least 1") }
+            scenario.timeScale = timeScale
+        }
         let level = Logger.Level(rawValue: logLevel) ?? .error
+        SimulationLogging.bootstrap(level)
         let outcome = try await ScenarioRunner.run(scenario, logLevel: level)
         if let report { try outcome.write(to: report) }
         if let timeline { try TimelineSVG.render(outcome).write(toFile: timeline, atomically: true, encoding: .utf8) }

@@ -35,6 +35,9 @@ struct SimulateFleetCommand: AsyncParsableCommand {
     @Option(help: "Write the figures as JSON to this file.")
     var report: String?
 
+    @Option(help: "Server log level (trace, debug, info, notice, warning, error, critical).")
+    var logLevel: String = "error"
+
     func validate() throws {
         guard devices > 0 else { throw ValidationError("--devices must be positive") }
         guard DeliveryStrategy(rawValue: strategy) != nil else {
@@ -49,7 +52,9 @@ struct SimulateFleetCommand: AsyncParsableCommand {
         let configuration = FleetConfiguration(
             devices: devices, mix: parsedMix, strategy: DeliveryStrategy(rawValue: strategy)!, messages: messages,
             duration: duration, timeScale: timeScale, seed: seed)
-        let outcome = try await FleetRunner.run(configuration) { print("… \($0)") }
+        let level = Logger.Level(rawValue: logLevel) ?? .error
+        SimulationLogging.bootstrap(level)
+        let outcome = try await FleetRunner.run(configuration, logLevel: level) { print("… \($0)") }
         print(outcome.text)
         if let report { try outcome.write(to: report) }
     }

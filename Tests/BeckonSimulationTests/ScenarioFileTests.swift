@@ -32,6 +32,9 @@ import Testing
         (#"{"name":"x","devices":[{"name":"p","ios":{"extensionSeconds":"long"}}]}"#, "devices[0].ios.extensionSeconds: must be a number"),
         (#"{"name":"x","devices":[{"name":"p"}],"checks":[{"check":"seen","device":"p"}]}"#, #"checks[0].check: unknown check "seen""#),
         (#"{"name":"x","devices":[{"name":"p"}],"strategy":"psychic"}"#, #"strategy: unknown value "psychic""#),
+        (#"{"name":"x","devices":[{"name":"p"}],"seed":-1}"#, "seed: must be a whole number"),
+        (#"{"name":"x","devices":[{"name":"p"}],"timeScale":0.5}"#, "timeScale: must be from 1 to 1000"),
+        (#"{"name":"x","devices":[{"name":"p"}],"checks":[{"check":"stored","device":"q"}]}"#, #"checks[0].device: no device named "q""#),
     ])
     func badFilesAreRefusedWithThePathAndTheProblem(json: String, message: String) throws {
         let value = try JSONParser.parse(Array(json.utf8))

@@ -247,6 +247,39 @@ import Testing
         #expect(records.contains { if case .violation(.backgroundAtPriority10, _) = $0 { true } else { false } })
     }
 
+    @Test func theHeldPushIsLostWhenIOSKillsTheApp() {
+        var phone = Self.suspendedPhone(
+            policy: IOSPolicy(backgroundLaunchesPerHour: 0, backgroundBurst: 1, suspendedLifetimeSeconds: 1000))
+        _ = phone.handle(.pushArrived(Self.background("A")), at: 200)
+        _ = phone.handle(.completionCalled(token: 1, result: "noData"), at: 201)
+        _ = phone.handle(.tick, at: 300)
+        _ = phone.handle(.pushArrived(Self.background("B")), at: 400)
+        #expect(phone.heldBackground?.id == "B")
+        // iOS reclaims the suspended app (suspended at 300), and the held push goes with it.
+        let records = Self.records(phone.handle(.tick, at: 1300))
+        #expect(records.contains(.pushDiscarded(push: "B", why: "reclaimed")))
+        #expect(phone.heldBackground == nil)
+    }
+
+    @Test func tasksStillOpenWhenTheTimeIsUpAreExpiredFirst() {
+        var phone = SimulatedPhone(traits: AppTraits())
+        _ = phone.handle(.user(.launch), at: 0)
+        _ = phone.handle(.backgroundTaskBegan(7), at: 1)
+        _ = phone.handle(.user(.home), at: 2)
+        let actions = phone.handle(.tick, at: 32)
+        #expect(actions.firstIndex(of: .expireBackgroundTasks([7]))! < actions.firstIndex(of: .suspendApp)!)
+    }
+
+    @Test func iOSReclaimsAnAppSuspendedTooLong() {
+        var phone = Self.suspendedPhone(policy: IOSPolicy(suspendedLifetimeSeconds: 120))
+        #expect(phone.app == .suspended)
+        #expect(phone.nextDeadline == 220, "suspended at 100")
+        #expect(Self.records(phone.handle(.tick, at: 220)).contains(.appKilled(why: "reclaimed")))
+        #expect(phone.app == .notRunning)
+        // A background push launches it again.
+        #expect(phone.handle(.pushArrived(Self.background("A")), at: 300).contains(.startApp))
+    }
+
     @Test func theBudgetsDeclinesRepeatUnderTheSameSeed() {
         func run(seed: UInt64) -> [Bool] {
             var budget = BackgroundBudget(perHour: 100, burst: 100, dropRate: 0.5, seed: seed)

@@ -184,7 +184,7 @@ public final class NotificationServiceHandler: Sendable {
 
     /// Keeps what was fetched and records the alert in the ledger, if the lease comes quickly.
     /// iOS may call `didReceive` for several pushes at once in one extension process
-    /// (ios-client-practice.md §2). They share one sync: sessions of their own would replace
+    /// (docs/simulator.md, "Field practice the model uses"). They share one sync: sessions of their own would replace
     /// one another on the server (one session per device and role, 4001), as `beckon simulate
     /// shared-store` showed. A push whose message the shared sync missed falls back to the fetch
     /// by id below.

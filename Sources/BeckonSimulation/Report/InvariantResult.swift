@@ -2,7 +2,7 @@ import BeckonJSON
 
 /// One invariant checked at the end of a run: what it promises and whether the run kept it.
 public struct InvariantResult: Hashable, Sendable {
-    /// A short, stable name (`no-duplicate-notifications`).
+    /// A short, stable name: the check and the phone (`stored phone`), or `steps`, `ios-policy`.
     public var name: String
     /// What the invariant promises, in one sentence.
     public var description: String

@@ -34,7 +34,7 @@ struct CheckEvaluator {
             finals[name]!.phone.notifications.compactMap { shown in
                 guard !shown.messages.isEmpty, shown.messages.allSatisfy(read.contains) else { return nil }
                 return TimelineEvent(time: time, device: name, what: .violation(
-                    .leftAfterRead, detail: "notification \(shown.identifier) shows \(shown.messages.joined(separator: ", ")), read elsewhere"))
+                    .leftAfterRead, detail: "notification \(shown.identifier) shows \(shown.messages.joined(separator: ", ")), already read"))
             }
         }
     }
@@ -78,8 +78,9 @@ struct CheckEvaluator {
     private func result(
         _ name: String, _ device: String, _ messages: [String], _ what: String, _ passed: Bool, _ detail: String
     ) -> InvariantResult {
-        InvariantResult(
-            name: "\(name) \(device)", description: "\(messages.joined(separator: ", ")) \(what) on \(device)",
+        let subject = messages.isEmpty ? "no message" : messages.joined(separator: ", ")
+        return InvariantResult(
+            name: "\(name) \(device)", description: "\(subject) \(what) on \(device)",
             passed: passed, detail: detail)
     }
 

@@ -23,9 +23,16 @@ extension Scenario {
             }
             allowed.insert(violation)
         }
+        let timeScale = try root.number("timeScale") ?? 50
+        // Below 1 the phones and the server would run at different speeds.
+        guard timeScale >= 1, timeScale <= 1000 else { throw ScenarioError("timeScale", "must be from 1 to 1000") }
+        let seed = try root.number("seed") ?? 1
+        guard seed >= 0, seed < 0x1p53, seed.rounded() == seed else {
+            throw ScenarioError("seed", "must be a whole number from 0 to 2^53")
+        }
         self.init(
             name: try root.required("name"), summary: try root.string("summary") ?? "",
-            timeScale: try root.number("timeScale") ?? 50, seed: UInt64(try root.number("seed") ?? 1),
+            timeScale: timeScale, seed: UInt64(seed),
             strategy: try root.enumeration("strategy", DeliveryStrategy.self) ?? .wake,
             delivery: try DeliveryPolicy(scenario: root.object["delivery"]),
             devices: devices, steps: steps, duration: try root.number("duration") ?? 120, checks: checks,
@@ -35,6 +42,9 @@ extension Scenario {
             if let device = step.action.device, !names.contains(device) {
                 throw ScenarioError("steps[\(index)].device", "no device named \"\(device)\"")
             }
+        }
+        for (index, check) in checks.enumerated() where !names.contains(check.device) {
+            throw ScenarioError("checks[\(index)].device", "no device named \"\(check.device)\"")
         }
     }
 
@@ -77,6 +87,17 @@ extension ScenarioAction {
         switch self {
         case .user(let device, _), .tap(let device, _), .swipeAway(let device, _), .read(let device, _): device
         case .post, .endCall: nil
+        }
+    }
+}
+
+extension ScenarioCheck {
+    /// The phone a check looks at.
+    var device: String {
+        switch self {
+        case .stored(let device, _), .notified(let device, _), .notNotified(let device, _), .showing(let device, _, _),
+            .opened(let device, _), .events(let device, _, _, _, _):
+            device
         }
     }
 }

@@ -11,7 +11,7 @@ public struct IOSPolicy: Hashable, Sendable, Codable {
     public var suspendGraceSeconds: Double
     /// The notification service extension's time: "only about 30 seconds" (apns.md E.4).
     public var extensionSeconds: Double
-    /// The extension's memory limit (~24 MB, apns.md E.4; ios-client-practice.md §2).
+    /// The extension's memory limit (~24 MB, apns.md E.4; docs/simulator.md, "Field practice the model uses").
     public var extensionMemoryBytes: Int
     /// Background launches iOS allows, a budget that refills evenly over an hour ("don't try to
     /// send more than two or three per hour", apns.md E.3). Over it, iOS holds the newest push.

@@ -21,6 +21,10 @@ public enum PhoneAction: Hashable, Sendable {
     case runExtension(DevicePush, memoryBytes: Int)
     /// `serviceExtensionTimeWillExpire`.
     case expireExtension(push: String)
+    /// The extension's process ends (the phone restarts).
+    case endExtension
+    /// `beginBackgroundTask`'s expiration handlers, for tasks still open when the time is up.
+    case expireBackgroundTasks([Int])
     /// `userNotificationCenter(_:willPresent:)`.
     case askWillPresent(DevicePush, text: String)
     /// `userNotificationCenter(_:didReceive:)`: the user opened this notification.

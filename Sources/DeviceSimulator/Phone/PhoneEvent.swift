@@ -68,4 +68,6 @@ public enum ExtensionResult: Hashable, Sendable {
     case suppressed
     /// iOS killed it for using too much memory: the push's own content is shown.
     case killedForMemory
+    /// It could not start or crashed: iOS shows the push's own content.
+    case crashed
 }

@@ -1,6 +1,9 @@
 import BeckonClient
 
 extension SimulatedPhone {
+    /// The timeline's note when a push reaches the app while it is inactive (seed 001's edge case).
+    public static let inactiveArrival = "a push reaches the app while inactive"
+
     mutating func arrived(_ push: DevicePush, _ actions: inout [PhoneAction]) {
         switch push.type {
         case "voip": voip(push, &actions)
@@ -84,7 +87,7 @@ extension SimulatedPhone {
         nextToken += 1
         completions[nextToken] = (push.id, now + policy.backgroundPushSeconds)
         // Seed 001's edge case: inactive, but not because the user tapped.
-        if state == .inactive { actions.append(.record(.note("push \(push.id) reaches the app while inactive"))) }
+        if state == .inactive { actions.append(.record(.note(Self.inactiveArrival))) }
         actions.append(.remoteNotification(push, state: state, token: nextToken))
     }
 
@@ -122,8 +125,8 @@ extension SimulatedPhone {
                 actions.append(.record(.extensionFinished(push: id, outcome: "suppress-refused")))
                 present(push, text: push.text, &actions)
             }
-        case .killedForMemory:
-            actions.append(.record(.extensionFinished(push: id, outcome: "killed-memory")))
+        case .killedForMemory, .crashed:
+            actions.append(.record(.extensionFinished(push: id, outcome: result == .crashed ? "crashed" : "killed-memory")))
             present(push, text: push.text, &actions)
         }
     }

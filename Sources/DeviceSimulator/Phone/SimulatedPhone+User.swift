@@ -26,6 +26,7 @@ extension SimulatedPhone {
             dropHeld("reboot", &actions)
             for id in extensions.keys.sorted() { actions.append(.record(.extensionFinished(push: id, outcome: "reboot"))) }
             extensions.removeAll()
+            actions.append(.endExtension)
             kill("reboot", becoming: .notLaunchedSinceReboot, &actions)
             bootedAt = now
             if !online { setOnline(true, &actions) }

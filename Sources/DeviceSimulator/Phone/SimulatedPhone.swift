@@ -139,6 +139,9 @@ public struct SimulatedPhone: Sendable {
     }
 
     mutating func kill(_ why: String, becoming state: AppState, _ actions: inout [PhoneAction]) {
+        // Apple: "If something force quits or kills the app, the system discards the held
+        // notification" (apns.md E.3).
+        dropHeld(why, &actions)
         if app.isRunning || app == .suspended {
             actions.append(.endApp)
             actions.append(.record(.appKilled(why: why)))
@@ -154,6 +157,8 @@ public struct SimulatedPhone: Sendable {
     mutating func suspend(_ actions: inout [PhoneAction]) {
         backgroundUntil = nil
         idleSince = nil
+        // Tasks still open when the time is up: iOS calls their expiration handlers first.
+        if !backgroundTasks.isEmpty { actions.append(.expireBackgroundTasks(backgroundTasks.sorted())) }
         backgroundTasks.removeAll()
         actions.append(.suspendApp)
         suspendedAt = now

@@ -5,14 +5,17 @@ import Foundation
 /// The notification service extension's process on the simulated phone: the SDK's real
 /// `NotificationServiceHandler` over the shared store, with role `extension` for the lease and
 /// for its sync (the `filtering` strategy). iOS reuses extension processes, so one host serves
-/// every push (ios-client-practice.md §2).
+/// every push (docs/simulator.md, "Field practice the model uses").
 final class ExtensionHost: Sendable {
     let handler: NotificationServiceHandler
+    let store: ClientStore
+    let clock: ProcessClock
     private let runs = Locked<[String: NotificationServiceRun]>([:])
 
     init(configuration: DeviceConfiguration, clock: ScaledClock, network: PhoneNetwork, timeline: Timeline, signal: LocalProcessSignal) throws {
         let processClock = ProcessClock(base: clock)
-        let store = try ClientStore(path: configuration.storePath, clock: processClock)
+        self.clock = processClock
+        store = try ClientStore(path: configuration.storePath, clock: processClock)
         let lock = LeaseLock(
             store: store, holder: LeaseHolder(role: .extension), clock: processClock, signal: signal,
             timing: .scaled(by: clock.scale))
@@ -45,6 +48,17 @@ final class ExtensionHost: Sendable {
             }
         }
         runs.withLock { $0[push.id] = run }
+    }
+
+    /// The process ends: its store closes under any run still going.
+    func end() {
+        let open = runs.withLock { runs in
+            defer { runs.removeAll() }
+            return Array(runs.values)
+        }
+        for run in open { run.timeWillExpire() }
+        clock.set(.dead)
+        store.close()
     }
 
     /// `serviceExtensionTimeWillExpire`.

@@ -13,11 +13,13 @@ struct PhoneBackgroundTime: BackgroundTimePort {
             counter += 1
             return counter
         }
+        device.backgroundTaskExpirations.withLock { $0[id] = expired }
         device.post(.backgroundTaskBegan(id))
         return BackgroundTaskToken(id)
     }
 
     func end(_ token: BackgroundTaskToken) {
+        device.backgroundTaskExpirations.withLock { _ = $0.removeValue(forKey: token.rawValue) }
         device.post(.backgroundTaskEnded(token.rawValue))
     }
 }

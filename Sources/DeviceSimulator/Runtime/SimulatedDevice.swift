@@ -15,6 +15,8 @@ public actor SimulatedDevice {
     /// Tells APNs whether the phone is reachable (the emulator's `setDeviceOnline`).
     nonisolated let setAPNsOnline: @Sendable (Bool) -> Void
     nonisolated let inbox: AsyncStream<PhoneEvent>.Continuation
+    /// The expiration handlers of open background tasks, by id.
+    nonisolated let backgroundTaskExpirations = Locked<[Int: @Sendable () -> Void]>([:])
 
     public private(set) var phone: SimulatedPhone
     /// Messages the app opened for the user after a tap.
@@ -135,11 +137,16 @@ public actor SimulatedDevice {
             queue.append(.voipHandled(push: push.id, reported: process.callKit.takeReported()))
         case .runExtension(let push, _):
             guard let host = extensionProcess() else {
-                queue.append(.extensionFinished(push: push.id, .killedForMemory))
+                queue.append(.extensionFinished(push: push.id, .crashed))
                 return
             }
             host.run(push) { [weak self] result in self?.post(.extensionFinished(push: push.id, result)) }
         case .expireExtension(let push): extensionHost?.expire(push)
+        case .endExtension:
+            extensionHost?.end()
+            extensionHost = nil
+        case .expireBackgroundTasks(let ids):
+            for id in ids { backgroundTaskExpirations.withLock { $0.removeValue(forKey: id) }?() }
         case .askWillPresent(let push, _):
             guard let app = process?.app else { return }
             Task { [weak self] in
@@ -163,7 +170,7 @@ public actor SimulatedDevice {
         case .willEnterForeground: process.app.handle(.willEnterForeground)
         case .didBecomeActive:
             process.app.handle(.didBecomeActive)
-            // The UI is up: a tap kept until now is opened (seed 001; ios-client-practice.md §5).
+            // The UI is up: a tap kept until now is opened (seed 001; docs/simulator.md, "Field practice the model uses").
             if process.ready.withLock({ ready in defer { ready = true }; return !ready }) {
                 process.app.handle(.ready(open: { [weak self] tap in
                     guard let self else { return }

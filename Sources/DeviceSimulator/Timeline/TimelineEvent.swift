@@ -33,22 +33,25 @@ public struct TimelineEvent: Hashable, Sendable {
         case pushSent(push: String, type: String, priority: Int, reason: String?)
         /// APNs answered 200.
         case pushAccepted(push: String)
-        /// APNs refused it (`status`, `reason`).
+        /// APNs refused it (`status`, `reason`). The emulator's device side sees accepted pushes
+        /// only, so scenarios do not record it yet; the timeline draws it when a report has it.
         case pushRejected(push: String, status: Int, reason: String)
         /// Held: by APNs while the phone is offline, or by iOS (a background push it will not run
         /// now, newest only).
         case pushHeld(push: String, by: Holder)
         /// The phone got it and iOS acted on it.
         case pushDelivered(push: String, type: String)
-        /// Dropped without effect; `why` is machine-readable (`replaced`, `expired`, `force-quit`,
-        /// `budget`, `not-stored`, `voip-blocked`, ...).
+        /// Dropped without effect; `why` is machine-readable. By APNs: `replaced`, `expired`,
+        /// `not-stored`. By iOS: `force-quit`, `reboot`, `ios-declined`, `no-background-mode`,
+        /// `no-voip`, `voip-blocked`, or the reason the app was killed while iOS held it.
         case pushDiscarded(push: String, why: String)
         /// The notification service extension's run for a push.
         case extensionStarted(push: String)
         case extensionFinished(push: String, outcome: String)
         /// A notification appeared (or replaced one with the same identifier).
         case notificationShown(identifier: String, messages: [String], text: String)
-        /// It went: `why` is `read-elsewhere`, `clear-all`, `swiped`, `tapped`, `app`.
+        /// It went: `why` is `clear-all` (a badge-0 push), `swiped`, `tapped`, or `app` (the app
+        /// removed it: read here or elsewhere).
         case notificationRemoved(identifier: String, why: String)
         case badge(Int)
         /// The message is in the device's local store.
@@ -56,7 +59,7 @@ public struct TimelineEvent: Hashable, Sendable {
         /// iOS started the app's process: `why` is `user`, `push`, `voip`.
         case appLaunched(why: String)
         /// iOS ended the process: `why` is `force-quit`, `reboot`, `late-completion`,
-        /// `voip-not-reported`, `extension-memory`, ...
+        /// `voip-not-reported` or `reclaimed` (memory, after a long suspension).
         case appKilled(why: String)
         /// The background fetch completion handler was called.
         case completionHandler(result: String, late: Bool)

@@ -57,7 +57,7 @@ import Testing
     @Test func pushesHandledAtOnceShareOneSync() async throws {
         let setup = try Setup()
         defer { setup.test.remove() }
-        // iOS calls `didReceive` for two pushes at once in one process (ios-client-practice.md §2).
+        // iOS calls `didReceive` for two pushes at once in one process (docs/simulator.md, "Field practice the model uses").
         async let first = setup.handler.handle(Self.push(1))
         async let second = setup.handler.handle(Self.push(2))
         try await setup.serve([(1, false), (2, false)])
