@@ -35,6 +35,9 @@ struct SimulateFleetCommand: AsyncParsableCommand {
     @Option(help: "Write the figures as JSON to this file.")
     var report: String?
 
+    @Option(help: "Write every event, one JSON object a line, to this file.")
+    var events: String?
+
     @Option(help: "Server log level (trace, debug, info, notice, warning, error, critical).")
     var logLevel: String = "error"
 
@@ -57,5 +60,6 @@ struct SimulateFleetCommand: AsyncParsableCommand {
         let outcome = try await FleetRunner.run(configuration, logLevel: level) { print("… \($0)") }
         print(outcome.text)
         if let report { try outcome.write(to: report) }
+        if let events { try outcome.writeEvents(to: events) }
     }
 }

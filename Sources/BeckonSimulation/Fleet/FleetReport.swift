@@ -8,6 +8,8 @@ public struct FleetReport: Sendable {
     public var figures: FleetFigures
     /// Wall-clock seconds the run took.
     public var realSeconds: Double
+    /// Every event of the run, for a closer look (`--events`).
+    public var events: [TimelineEvent]
 
     public var json: JSONValue {
         func round(_ value: Double?, _ places: Double = 1000) -> JSONValue {
@@ -55,5 +57,15 @@ public struct FleetReport: Sendable {
 
     public func write(to path: String) throws {
         try Data(json.bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    /// Every event, one JSON object a line.
+    public func writeEvents(to path: String) throws {
+        var lines = Data()
+        for event in events {
+            lines.append(contentsOf: event.json.bytes)
+            lines.append(0x0A)
+        }
+        try lines.write(to: URL(fileURLWithPath: path), options: .atomic)
     }
 }

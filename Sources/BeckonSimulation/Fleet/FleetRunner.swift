@@ -85,11 +85,13 @@ public enum FleetRunner {
         }
         try? await timeline.clock.sleep(untilElapsed: configuration.duration)
         progress("measuring")
-        let figures = FleetFigures(posted: posted.all, events: timeline.all)
+        let events = timeline.all
+        let figures = FleetFigures(posted: posted.all, events: events)
         emulator.observeDevices(nil)
         for device in devices { await device.shutdown() }
         await server.stop()
-        return FleetReport(configuration: configuration, figures: figures, realSeconds: Date().timeIntervalSince(started))
+        return FleetReport(
+            configuration: configuration, figures: figures, realSeconds: Date().timeIntervalSince(started), events: events)
     }
 
     static func name(_ index: Int) -> String { "phone-\(index)" }
