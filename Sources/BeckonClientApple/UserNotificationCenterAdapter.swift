@@ -3,6 +3,7 @@
 #if canImport(UserNotifications)
 import BeckonClient
 import BeckonJSON
+import BeckonProtocol
 import Foundation
 import UserNotifications
 
@@ -17,6 +18,16 @@ public struct UserNotificationCenterAdapter: NotificationCenterPort {
 
     public func deliveredIdentifiers() async -> Set<String> {
         Set(await UNUserNotificationCenter.current().deliveredNotifications().map(\.request.identifier))
+    }
+
+    public func deliveredMessages() async -> [String: [String]] {
+        var shown: [String: [String]] = [:]
+        for notification in await UNUserNotificationCenter.current().deliveredNotifications() {
+            let request = notification.request
+            let ids = JSONValue(userInfo: request.content.userInfo).flatMap(BeckonPushPayload.init(payload:))?.ids ?? []
+            shown[request.identifier] = ids.isEmpty ? [request.identifier] : ids
+        }
+        return shown
     }
 
     public func removeDelivered(identifiers: [String]) async {

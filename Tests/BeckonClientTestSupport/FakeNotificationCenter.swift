@@ -1,4 +1,5 @@
 import BeckonClient
+import BeckonProtocol
 
 /// The notification centre as a dictionary, with a log of what happened.
 public actor FakeNotificationCenter: NotificationCenterPort {
@@ -17,6 +18,14 @@ public actor FakeNotificationCenter: NotificationCenterPort {
     }
 
     public func deliveredIdentifiers() async -> Set<String> { Set(delivered.keys) }
+
+    /// As iOS's delivered notifications read: the messages in each one's `beckon.ids`.
+    public func deliveredMessages() async -> [String: [String]] {
+        delivered.reduce(into: [:]) { shown, entry in
+            let ids = BeckonPushPayload(payload: .object(entry.value.userInfo))?.ids ?? []
+            shown[entry.key] = ids.isEmpty ? [entry.key] : ids
+        }
+    }
 
     public func removeDelivered(identifiers: [String]) async {
         for identifier in identifiers where delivered.removeValue(forKey: identifier) != nil {

@@ -53,9 +53,12 @@ public actor NotificationPresenter {
         var content = renderer?(displayable) ?? NotificationContent(locKey: Self.genericLocKey)
         if !content.hasText { content.locKey = Self.genericLocKey }
         content.userInfo[BeckonPushPayload.key] = BeckonPushPayload(reason: .alert, ids: [message.id]).json
-        // An alert for it may be on screen already (identifier = collapse id = message id,
-        // apns.md E.2): record it, show nothing new.
-        let alreadyShowing = await center.deliveredIdentifiers().contains(message.id)
+        // An alert for it may be on screen already (identifier = collapse id = the newest message
+        // id, apns.md E.2; its `beckon.ids` name the others it stands for): record it, show
+        // nothing new.
+        let alreadyShowing = await center.deliveredMessages().contains { identifier, ids in
+            identifier == message.id || ids.contains(message.id)
+        }
         guard (try? store.claimNotification(message.id, for: [message.id], by: role, as: writer)) == true,
             !alreadyShowing
         else { return false }

@@ -7,8 +7,19 @@ public protocol NotificationCenterPort: Sendable {
     func add(identifier: String, content: NotificationContent) async throws
     /// The identifiers of the notifications on screen now.
     func deliveredIdentifiers() async -> Set<String>
+    /// The notifications on screen now, each with the messages it shows: a server alert names
+    /// them in its `beckon.ids`, and one alert may stand for several (found by `beckon simulate
+    /// fleet`: an app woken later notified again a message the alert already showed).
     /// Removes these notifications, if shown.
     func removeDelivered(identifiers: [String]) async
     /// Sets the app icon's badge.
     func setBadge(_ count: Int) async
+    func deliveredMessages() async -> [String: [String]]
+}
+
+extension NotificationCenterPort {
+    /// Without `userInfo` to read: each notification shows the message its identifier names.
+    public func deliveredMessages() async -> [String: [String]] {
+        Dictionary(uniqueKeysWithValues: await deliveredIdentifiers().map { ($0, [$0]) })
+    }
 }

@@ -15,6 +15,10 @@ struct PhoneNotificationCenter: NotificationCenterPort {
         Set(await device.phone.notifications.map(\.identifier))
     }
 
+    func deliveredMessages() async -> [String: [String]] {
+        Dictionary(await device.phone.notifications.map { ($0.identifier, $0.messages.isEmpty ? [$0.identifier] : $0.messages) }) { $1 }
+    }
+
     func removeDelivered(identifiers: [String]) async {
         guard clock.phase != .dead else { return }
         await device.send(.appRemovedNotifications(identifiers))

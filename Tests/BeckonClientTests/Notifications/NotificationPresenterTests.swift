@@ -37,6 +37,18 @@ import Testing
         }
     }
 
+    @Test func aMessageAServerAlertAlreadyShowsIsNotNotifiedAgain() async throws {
+        try await with(renderer: Self.renderer) { presenter, center, _, writer, _ in
+            // The server's alert for m1 and m2: its identifier is the newest id (apns.md E.2).
+            var alert = NotificationContent(locKey: "BECKON_NEW_MESSAGE")
+            alert.userInfo[BeckonPushPayload.key] = BeckonPushPayload(reason: .unreachableAlert, ids: ["m1", "m2"]).json
+            await center.show("m2", alert)
+            #expect(await presenter.present(Self.message("m1"), as: writer) == false)
+            #expect(await presenter.present(Self.message("m2"), as: writer) == false)
+            #expect(await center.added.isEmpty)
+        }
+    }
+
     @Test func withoutARendererTheTextIsGenericNeverBlank() async throws {
         try await with { presenter, center, _, writer, _ in
             await presenter.present(Self.message("m1"), as: writer)
