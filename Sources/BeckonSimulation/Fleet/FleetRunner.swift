@@ -79,6 +79,8 @@ public enum FleetRunner {
                         let postedAt = timeline.clock.elapsed
                         guard let id = try? await server.post(to: [user(index)], text: "fleet", kind: .message, urgency: nil) else { return }
                         posted.append(.init(id: id, device: name(index), behaviour: behaviours[index], at: postedAt))
+                        // On the recipient's lane, so `--events` shows whose message it was.
+                        timeline.record(name(index), .messagePosted(id: id))
                     }
                 }
             }
