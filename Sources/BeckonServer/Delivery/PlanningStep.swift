@@ -99,7 +99,10 @@ struct PlanningStep {
             // Measured from when the device connected, not from when the batch is planned.
             try transition(ref) { planner, _ in planner.connected(now: min(at, now), role: role) }
         case .disconnected(let ref, let clean, _):
-            let unacked = clean ? [] : try await unackedMessageIDs(of: ref)
+            // After a clean `bye` too: a message that arrived while the session was closing was
+            // neither pushed (the device was connected) nor stored (found by `beckon simulate
+            // read-elsewhere`).
+            let unacked = try await unackedMessageIDs(of: ref)
             try transition(ref) { planner, _ in
                 planner.disconnected(now: now, unackedMessageIDs: unacked, clean: clean)
             }

@@ -77,7 +77,13 @@ public enum FleetRunner {
                 case .post(let index):
                     tasks.addTask {
                         let postedAt = timeline.clock.elapsed
-                        guard let id = try? await server.post(to: [user(index)], text: "fleet", kind: .message, urgency: nil) else { return }
+                        let id: String
+                        do {
+                            id = try await server.post(to: [user(index)], text: "fleet", kind: .message, urgency: nil)
+                        } catch {
+                            posted.failed(error)
+                            return
+                        }
                         posted.append(.init(id: id, device: name(index), behaviour: behaviours[index], at: postedAt))
                         // On the recipient's lane, so `--events` shows whose message it was.
                         timeline.record(name(index), .messagePosted(id: id))
@@ -86,6 +92,7 @@ public enum FleetRunner {
             }
         }
         try? await timeline.clock.sleep(untilElapsed: configuration.duration)
+        if let (count, first) = posted.failures { progress("\(count) posts failed; the first: \(first)") }
         progress("measuring")
         let events = timeline.all
         let figures = FleetFigures(posted: posted.all, events: events)
@@ -127,6 +134,19 @@ public enum FleetRunner {
 /// The messages posted so far (posts finish in any order).
 final class PostLog: Sendable {
     private let entries = Locked<[FleetFigures.Posted]>([])
+    private let errors = Locked<(count: Int, first: String?)>((0, nil))
     func append(_ entry: FleetFigures.Posted) { entries.withLock { $0.append(entry) } }
     var all: [FleetFigures.Posted] { entries.withLock { $0 } }
+
+    func failed(_ error: any Error) {
+        errors.withLock { errors in
+            errors.count += 1
+            errors.first = errors.first ?? "\(error)"
+        }
+    }
+
+    /// How many posts failed, and the first error.
+    var failures: (Int, String)? {
+        errors.withLock { errors in errors.first.map { (errors.count, $0) } }
+    }
 }
