@@ -72,7 +72,7 @@ public struct FleetMix: Sendable, Hashable, CustomStringConvertible {
     /// The default mix: most phones in the background, some in front, some killed, offline,
     /// restarted or low on power, a third with an extension.
     public static let standard = FleetMix([
-        .foreground: 0.1, .killed: 0.1, .offline: 0.05, .rebooted: 0.05, .lowPower: 0.1, .serviceExtension: 0.2,
+        .foreground: 0.02, .killed: 0.1, .offline: 0.05, .rebooted: 0.05, .lowPower: 0.1, .serviceExtension: 0.2,
         .filtering: 0.1,
     ])
 

@@ -15,20 +15,12 @@ public enum FleetRunner {
         var policy = DeliveryPolicy()
         policy.strategy = configuration.strategy
         let server = try await SimulationServer.start(policy: policy, timeScale: configuration.timeScale, logLevel: logLevel)
-        guard let emulator = server.emulator else {
-            await server.stop()
-            throw SimulationError("the node has no built-in APNs emulator")
-        }
         let behaviours = configuration.mix.assign(configuration.devices, seed: configuration.seed)
         progress("registering \(configuration.devices) phones")
-        let registered: [(credential: String, token: String)]
+        let registered: [SimulationServer.RegisteredPhone]
         do {
             registered = try await concurrently(behaviours.count, width: configuration.concurrency) { index in
-                let token = APNSDeviceToken.random()
-                try emulator.registerDevice(token: token, bundleID: SimulationServer.bundleID, kind: .app, environment: .sandbox)
-                let credential = try await server.registerDevice(
-                    id: name(index), user: user(index), traits: behaviours[index].traits, remoteToken: token, voipToken: nil)
-                return (credential, token)
+                try await server.registerPhone(name(index), user: user(index), traits: behaviours[index].traits)
             }
         } catch {
             await server.stop()
@@ -37,19 +29,12 @@ public enum FleetRunner {
 
         let timeline = Timeline(clock: ScaledClock(scale: configuration.timeScale))
         let router = PushRouter(timeline: timeline)
-        emulator.observeDevices { router.route($0) }
+        server.emulator.observeDevices { router.route($0) }
         let devices = behaviours.indices.map { index in
-            let (credential, token) = registered[index]
-            let device = SimulatedDevice(
-                configuration: DeviceConfiguration(
-                    name: name(index), traits: behaviours[index].traits,
-                    policy: behaviours[index].policy(reclaimAfter: configuration.reclaimAfter),
-                    seed: configuration.seed &+ UInt64(index), syncURL: server.syncURL, baseURL: server.baseURL,
-                    credential: credential, storePath: server.directory.appendingPathComponent("\(name(index)).sqlite").path),
-                timeline: timeline,
-                setAPNsOnline: { online in try? emulator.setDeviceOnline(token: token, online) })
-            router.add(device, tokens: [token])
-            return device
+            server.makeDevice(
+                name(index), phone: registered[index], traits: behaviours[index].traits,
+                policy: behaviours[index].policy(reclaimAfter: configuration.reclaimAfter),
+                seed: configuration.seed &+ UInt64(index), timeline: timeline, router: router, leaseTimingFactor: 10)
         }
 
         // The script: each phone's user steps, and the messages at seeded times.
@@ -96,7 +81,7 @@ public enum FleetRunner {
         progress("measuring")
         let events = timeline.all
         let figures = FleetFigures(posted: posted.all, events: events)
-        emulator.observeDevices(nil)
+        server.emulator.observeDevices(nil)
         for device in devices { await device.shutdown() }
         await server.stop()
         return FleetReport(

@@ -1,3 +1,4 @@
+import APNSCore
 import APNSEmulator
 import BeckonDelivery
 import BeckonJSON
@@ -25,6 +26,8 @@ public final class SimulationServer: Sendable {
     static let userTokenSecret = "simulation-user-token-secret-0123456789abcdef"
 
     public let node: BeckonNode
+    /// The built-in APNs emulator the node pushes to; its device side feeds the phones.
+    public let emulator: APNSEmulator
     public let port: Int
     public let directory: URL
     let apiKey: String
@@ -33,10 +36,11 @@ public final class SimulationServer: Sendable {
     private let running: Task<Void, any Error>
 
     private init(
-        node: BeckonNode, port: Int, directory: URL, apiKey: String, store: SQLiteStore, group: ServiceGroup,
-        running: Task<Void, any Error>
+        node: BeckonNode, emulator: APNSEmulator, port: Int, directory: URL, apiKey: String, store: SQLiteStore,
+        group: ServiceGroup, running: Task<Void, any Error>
     ) {
         self.node = node
+        self.emulator = emulator
         self.port = port
         self.directory = directory
         self.apiKey = apiKey
@@ -70,12 +74,14 @@ public final class SimulationServer: Sendable {
         let group = ServiceGroup(configuration: .init(services: [node], logger: logger))
         let running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw SimulationError("the server did not start") }
+        guard let port = await iterator.next(), let emulator = node.emulator else {
+            await group.triggerGracefulShutdown()
+            throw SimulationError("the server did not start with its built-in APNs emulator")
+        }
         return SimulationServer(
-            node: node, port: port, directory: directory, apiKey: apiKey, store: store, group: group, running: running)
+            node: node, emulator: emulator, port: port, directory: directory, apiKey: apiKey, store: store, group: group,
+            running: running)
     }
-
-    public var emulator: APNSEmulator? { node.emulator }
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
     public var syncURL: URL { URL(string: "ws://127.0.0.1:\(port)/v1/sync")! }
 
@@ -87,10 +93,48 @@ public final class SimulationServer: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    // MARK: Phones
+
+    /// A phone the node knows: its sync credential and its APNs tokens.
+    struct RegisteredPhone: Sendable {
+        var credential: String
+        var tokens: [String]
+    }
+
+    /// Registers a phone as its app does: a token from APNs (the emulator), a VoIP token if the
+    /// app has PushKit, then `POST /v1/devices`.
+    func registerPhone(_ name: String, user: String, traits: AppTraits) async throws -> RegisteredPhone {
+        let remote = APNSDeviceToken.random()
+        let voip = traits.voip ? APNSDeviceToken.random() : nil
+        try emulator.registerDevice(token: remote, bundleID: Self.bundleID, kind: .app, environment: .sandbox)
+        if let voip { try emulator.registerDevice(token: voip, bundleID: Self.bundleID, kind: .voip, environment: .sandbox) }
+        let credential = try await registerDevice(id: name, user: user, traits: traits, remoteToken: remote, voipToken: voip)
+        return RegisteredPhone(credential: credential, tokens: [remote] + (voip.map { [$0] } ?? []))
+    }
+
+    /// A simulated phone talking to this node: its store in the node's directory, its network
+    /// state told to APNs, its pushes routed to it.
+    func makeDevice(
+        _ name: String, phone: RegisteredPhone, traits: AppTraits, policy: IOSPolicy, seed: UInt64, timeline: Timeline,
+        router: PushRouter, leaseTimingFactor: Double = 1
+    ) -> SimulatedDevice {
+        let emulator = self.emulator
+        var configuration = DeviceConfiguration(
+            name: name, traits: traits, policy: policy, seed: seed, syncURL: syncURL, baseURL: baseURL,
+            credential: phone.credential, storePath: directory.appendingPathComponent("\(name).sqlite").path)
+        configuration.leaseTimingFactor = leaseTimingFactor
+        let device = SimulatedDevice(
+            configuration: configuration,
+            timeline: timeline,
+            setAPNsOnline: { online in for token in phone.tokens { try? emulator.setDeviceOnline(token: token, online) } })
+        router.add(device, tokens: phone.tokens)
+        return device
+    }
+
     // MARK: The API, as the app and its backend use it
 
     /// `POST /v1/devices` with a user token, as the app does at launch. Returns the credential.
-    func registerDevice(
+    private func registerDevice(
         id: String, user: String, traits: AppTraits, remoteToken: String, voipToken: String?
     ) async throws -> String {
         var modes: [JSONValue] = []
@@ -182,5 +226,12 @@ extension DeliveryPolicy {
         policy.backgroundTimeToLive /= scale
         policy.clearAllInterval /= scale
         return policy
+    }
+}
+
+extension APNSDeviceToken {
+    /// A fresh 32-byte token, as lowercase hex.
+    static func random() -> String {
+        (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
 }

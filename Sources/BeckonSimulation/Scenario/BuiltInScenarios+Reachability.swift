@@ -54,11 +54,7 @@ extension BuiltInScenarios {
     static let throttled = Scenario(
         name: "throttled",
         summary: "Messages every 40 s to a suspended app: three wakes, then the server holds back and alerts instead.",
-        delivery: {
-            var policy = DeliveryPolicy()
-            policy.throttledAlertDelay = 120
-            return policy
-        }(),
+        delivery: .with { $0.throttledAlertDelay = 120 },
         devices: [ScenarioDevice("phone", user: "alice")],
         steps: [
             .user("phone", .launch, at: 1),

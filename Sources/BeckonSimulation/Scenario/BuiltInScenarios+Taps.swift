@@ -10,11 +10,7 @@ extension BuiltInScenarios {
         summary: "Seed 001: arrivals in the background and at launch sync; taps from the background and from cold open once; an arrival while inactive is not a tap.",
         // Four wakes in the script: the server's hourly allowance is raised so the last is not
         // held back (rule 3 is the `throttled` scenario's subject).
-        delivery: {
-            var policy = DeliveryPolicy()
-            policy.backgroundPushesPerHour = 6
-            return policy
-        }(),
+        delivery: .with { $0.backgroundPushesPerHour = 6 },
         devices: [ScenarioDevice("phone", user: "alice", ios: IOSPolicy(rebootLaunchDeferralSeconds: 0))],
         steps: [
             .user("phone", .launch, at: 1),

@@ -1,3 +1,4 @@
+import BeckonDelivery
 import BeckonProtocol
 import DeviceSimulator
 
@@ -45,5 +46,14 @@ extension ScenarioCheck {
     /// None of them.
     public static func none(_ device: String, _ kind: String, _ fields: [String: String] = [:]) -> ScenarioCheck {
         .events(device: device, kind: kind, fields: fields, min: 0, max: 0)
+    }
+}
+
+extension DeliveryPolicy {
+    /// The default policy with some settings changed: `.with { $0.throttledAlertDelay = 120 }`.
+    public static func with(_ change: (inout DeliveryPolicy) -> Void) -> DeliveryPolicy {
+        var policy = DeliveryPolicy()
+        change(&policy)
+        return policy
     }
 }

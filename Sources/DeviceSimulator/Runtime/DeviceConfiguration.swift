@@ -17,6 +17,10 @@ public struct DeviceConfiguration: Sendable {
     public var storePath: String
     /// The device's content key (sealed pushes), if any.
     public var sealKey: Data?
+    /// The app/extension lease's timings, as multiples of a phone's (500 ms lease renewed every
+    /// 50 ms). A fleet slows them: a thousand apps in front would otherwise renew twenty
+    /// thousand times a second on one machine, and the fleet would measure that.
+    public var leaseTimingFactor: Double = 1
 
     public init(
         name: String, traits: AppTraits, policy: IOSPolicy, seed: UInt64, syncURL: URL, baseURL: URL,

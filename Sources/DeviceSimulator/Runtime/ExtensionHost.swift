@@ -18,7 +18,7 @@ final class ExtensionHost: Sendable {
         store = try ClientStore(path: configuration.storePath, clock: processClock)
         let lock = LeaseLock(
             store: store, holder: LeaseHolder(role: .extension), clock: processClock, signal: signal,
-            timing: .scaled(by: clock.scale))
+            timing: .scaled(by: clock.scale * configuration.leaseTimingFactor))
         var sync: ExtensionSync?
         if configuration.traits.filtering {
             let transport = GatedTransport(

@@ -203,8 +203,9 @@ public actor SimulatedDevice {
         }
         let app = BeckonApp(
             configuration: .init(
-                endpoint: configuration.endpoint, leaseTimeout: .seconds(3) * clock.scale, sealKey: configuration.sealKey,
-                leaseTiming: .scaled(by: clock.scale)),
+                endpoint: configuration.endpoint, leaseTimeout: .seconds(3) * clock.scale * configuration.leaseTimingFactor,
+                sealKey: configuration.sealKey,
+                leaseTiming: .scaled(by: clock.scale * configuration.leaseTimingFactor)),
             store: store,
             ports: .init(
                 notificationCenter: PhoneNotificationCenter(device: self, clock: processClock), callReporter: callKit,
