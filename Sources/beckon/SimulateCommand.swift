@@ -65,7 +65,9 @@ struct SimulateScenarioCommand: AsyncParsableCommand {
         for invariant in outcome.invariants {
             print("\(invariant.passed ? "pass" : "FAIL")  \(invariant.name): \(invariant.description) — \(invariant.detail)")
         }
-        print("\(scenario.name): \(outcome.passed ? "passed" : "FAILED") (\(outcome.events.count) events, \(Int(scenario.duration)) s at ×\(Int(scenario.timeScale)))")
+        print(
+            "\(scenario.name): \(outcome.passed ? "passed" : "FAILED") (\(outcome.events.count) events, \(Int(scenario.duration)) s at ×\(Int(scenario.timeScale)))"
+        )
         if !outcome.passed { throw ExitCode(1) }
     }
 }

@@ -14,7 +14,10 @@ struct SimulateFleetCommand: AsyncParsableCommand {
     @Option(help: "How many phones.")
     var devices: Int = 1000
 
-    @Option(help: "Behaviour shares, NAME=FRACTION,... (the rest is background). Names: \(FleetBehaviour.allCases.map(\.rawValue).joined(separator: ", ")).")
+    @Option(
+        help:
+            "Behaviour shares, NAME=FRACTION,... (the rest is background). Names: \(FleetBehaviour.allCases.map(\.rawValue).joined(separator: ", "))."
+    )
     var mix: String?
 
     @Option(help: "The app's delivery strategy: wake, service-extension, filtering or content.")

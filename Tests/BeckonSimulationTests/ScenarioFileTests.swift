@@ -20,21 +20,38 @@ import Testing
         #expect(scenario.steps.count == 5)
         #expect(scenario.steps[4].action == .read(device: "ipad", messages: ["m1"]))
         #expect(scenario.checks.contains(.showing(device: "phone", messages: ["m1"], at: 50)))
-        #expect(scenario.checks.contains(.events(device: "phone", kind: "push-sent", fields: ["type": "background"], min: 1, max: nil)))
+        #expect(
+            scenario.checks.contains(
+                .events(device: "phone", kind: "push-sent", fields: ["type": "background"], min: 1, max: nil)))
     }
 
     @Test(arguments: [
         (#"{"name":"x","devices":[{"name":"p"}],"colour":1}"#, "colour: unknown field"),
-        (#"{"name":"x","devices":[{"name":"p"}],"steps":[{"at":1,"do":"dance","device":"p"}]}"#, #"steps[0].do: unknown action "dance""#),
-        (#"{"name":"x","devices":[{"name":"p"}],"steps":[{"at":1,"do":"launch","device":"q"}]}"#, #"steps[0].device: no device named "q""#),
+        (
+            #"{"name":"x","devices":[{"name":"p"}],"steps":[{"at":1,"do":"dance","device":"p"}]}"#,
+            #"steps[0].do: unknown action "dance""#
+        ),
+        (
+            #"{"name":"x","devices":[{"name":"p"}],"steps":[{"at":1,"do":"launch","device":"q"}]}"#,
+            #"steps[0].device: no device named "q""#
+        ),
         (#"{"name":"x","devices":[{"name":"p"}],"steps":[{"do":"launch","device":"p"}]}"#, "steps[0].at: is required"),
         (#"{"name":"x","devices":[]}"#, "devices: needs at least one device"),
-        (#"{"name":"x","devices":[{"name":"p","ios":{"extensionSeconds":"long"}}]}"#, "devices[0].ios.extensionSeconds: must be a number"),
-        (#"{"name":"x","devices":[{"name":"p"}],"checks":[{"check":"seen","device":"p"}]}"#, #"checks[0].check: unknown check "seen""#),
+        (
+            #"{"name":"x","devices":[{"name":"p","ios":{"extensionSeconds":"long"}}]}"#,
+            "devices[0].ios.extensionSeconds: must be a number"
+        ),
+        (
+            #"{"name":"x","devices":[{"name":"p"}],"checks":[{"check":"seen","device":"p"}]}"#,
+            #"checks[0].check: unknown check "seen""#
+        ),
         (#"{"name":"x","devices":[{"name":"p"}],"strategy":"psychic"}"#, #"strategy: unknown value "psychic""#),
         (#"{"name":"x","devices":[{"name":"p"}],"seed":-1}"#, "seed: must be a whole number"),
         (#"{"name":"x","devices":[{"name":"p"}],"timeScale":0.5}"#, "timeScale: must be from 1 to 1000"),
-        (#"{"name":"x","devices":[{"name":"p"}],"checks":[{"check":"stored","device":"q"}]}"#, #"checks[0].device: no device named "q""#),
+        (
+            #"{"name":"x","devices":[{"name":"p"}],"checks":[{"check":"stored","device":"q"}]}"#,
+            #"checks[0].device: no device named "q""#
+        ),
     ])
     func badFilesAreRefusedWithThePathAndTheProblem(json: String, message: String) throws {
         let value = try JSONParser.parse(Array(json.utf8))

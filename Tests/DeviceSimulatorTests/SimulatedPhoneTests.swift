@@ -6,16 +6,18 @@ import Testing
 /// The iOS rules, one at a time, without a server or a clock (docs/simulator.md, "The iOS model").
 @Suite struct SimulatedPhoneTests {
     static func background(_ id: String, priority: Int = 5) -> DevicePush {
-        DevicePush(id: id, type: "background", priority: priority, collapseID: nil,
-                   payload: ["aps": ["content-available": 1], "beckon": ["reason": "wake", "ids": ["m1"]]])
+        DevicePush(
+            id: id, type: "background", priority: priority, collapseID: nil,
+            payload: ["aps": ["content-available": 1], "beckon": ["reason": "wake", "ids": ["m1"]]])
     }
 
     static func alert(_ id: String, collapse: String? = nil, mutable: Bool = false, badge: Int? = nil) -> DevicePush {
         var aps: [String: JSONValue] = ["alert": ["loc-key": "BECKON_NEW_MESSAGE"]]
         if mutable { aps["mutable-content"] = 1 }
         if let badge { aps["badge"] = .int(badge) }
-        return DevicePush(id: id, type: "alert", priority: 10, collapseID: collapse,
-                          payload: ["aps": .object(aps), "beckon": ["reason": "alert", "ids": .array([.string(collapse ?? id)])]])
+        return DevicePush(
+            id: id, type: "alert", priority: 10, collapseID: collapse,
+            payload: ["aps": .object(aps), "beckon": ["reason": "alert", "ids": .array([.string(collapse ?? id)])]])
     }
 
     static func voip(_ id: String) -> DevicePush {
@@ -38,9 +40,10 @@ import Testing
     @Test func aColdLaunchRunsTheLaunchCallbacksInUIKitsOrder() {
         var phone = SimulatedPhone(traits: AppTraits())
         let actions = phone.handle(.user(.launch), at: 0)
-        #expect(actions.filter { if case .record = $0 { false } else { true } } == [
-            .startApp, .lifecycle(.didFinishLaunching(remoteNotification: nil)), .lifecycle(.didBecomeActive),
-        ])
+        #expect(
+            actions.filter { if case .record = $0 { false } else { true } } == [
+                .startApp, .lifecycle(.didFinishLaunching(remoteNotification: nil)), .lifecycle(.didBecomeActive),
+            ])
         #expect(phone.app == .foreground)
     }
 
@@ -158,8 +161,9 @@ import Testing
     @Test func theSameMessageShownUnderTwoIdentifiersIsAViolation() {
         var phone = Self.suspendedPhone()
         _ = phone.handle(.pushArrived(Self.alert("A", collapse: "m1")), at: 200)
-        let push = DevicePush(id: "B", type: "alert", priority: 10, collapseID: "other",
-                              payload: ["aps": ["alert": "hi"], "beckon": ["reason": "alert", "ids": ["m1"]]])
+        let push = DevicePush(
+            id: "B", type: "alert", priority: 10, collapseID: "other",
+            payload: ["aps": ["alert": "hi"], "beckon": ["reason": "alert", "ids": ["m1"]]])
         let records = Self.records(phone.handle(.pushArrived(push), at: 201))
         #expect(records.contains { if case .violation(.shownTwice, _) = $0 { true } else { false } })
     }
@@ -208,7 +212,8 @@ import Testing
             #expect(handled.contains(.appKilled(why: "voip-not-reported")))
         }
         #expect(phone.voipBlocked)
-        #expect(Self.records(phone.handle(.pushArrived(Self.voip("C")), at: 300)) == [.pushDiscarded(push: "C", why: "voip-blocked")])
+        #expect(
+            Self.records(phone.handle(.pushArrived(Self.voip("C")), at: 300)) == [.pushDiscarded(push: "C", why: "voip-blocked")])
     }
 
     @Test func aReportedVoIPPushLaunchesEvenAForceQuitApp() {
@@ -226,10 +231,11 @@ import Testing
         _ = phone.handle(.user(.forceQuit), at: 201)
         let actions = phone.handle(.user(.tap("m1")), at: 202)
         let payload = Self.alert("A", collapse: "m1").payload
-        #expect(actions.filter { if case .record = $0 { false } else { true } } == [
-            .startApp, .lifecycle(.didFinishLaunching(remoteNotification: payload)),
-            .tap(identifier: "m1", payload: payload), .lifecycle(.didBecomeActive),
-        ])
+        #expect(
+            actions.filter { if case .record = $0 { false } else { true } } == [
+                .startApp, .lifecycle(.didFinishLaunching(remoteNotification: payload)),
+                .tap(identifier: "m1", payload: payload), .lifecycle(.didBecomeActive),
+            ])
         #expect(phone.notifications.isEmpty)
         #expect(phone.app == .foreground)
     }
@@ -238,7 +244,9 @@ import Testing
         var phone = SimulatedPhone(traits: AppTraits())
         _ = phone.handle(.user(.launch), at: 0)
         _ = phone.handle(.user(.openSwitcher), at: 1)
-        #expect(phone.handle(.pushArrived(Self.background("A")), at: 2).contains(.remoteNotification(Self.background("A"), state: .inactive, token: 1)))
+        #expect(
+            phone.handle(.pushArrived(Self.background("A")), at: 2).contains(
+                .remoteNotification(Self.background("A"), state: .inactive, token: 1)))
     }
 
     @Test func aBackgroundPushAtPriorityTenIsCounted() {

@@ -182,12 +182,11 @@ public final class NotificationServiceHandler: Sendable {
         }
     }
 
-    /// Keeps what was fetched and records the alert in the ledger, if the lease comes quickly.
     /// iOS may call `didReceive` for several pushes at once in one extension process
-    /// (docs/simulator.md, "Field practice the model uses"). They share one sync: sessions of their own would replace
-    /// one another on the server (one session per device and role, 4001), as `beckon simulate
-    /// shared-store` showed. A push whose message the shared sync missed falls back to the fetch
-    /// by id below.
+    /// (docs/simulator.md, "Field practice the model uses"). They share one sync: sessions of
+    /// their own would replace one another on the server (one session per device and role,
+    /// 4001), as `beckon simulate shared-store` showed. A push whose message the shared sync
+    /// missed falls back to the fetch by id.
     private func sharedSync(_ sync: ExtensionSync) async -> ExtensionSync.Outcome {
         let (leaseWait, deadline) = (configuration.leaseWait, configuration.syncDeadline)
         let task = syncInFlight.withLock { current in
@@ -201,6 +200,7 @@ public final class NotificationServiceHandler: Sendable {
         return outcome
     }
 
+    /// Keeps what was fetched and records the alert in the ledger, if the lease comes quickly.
     private func record(_ notification: IncomingNotification, ids: [String], fetched: [FetchedMessage]) async {
         guard let store, let lock else { return }
         _ = try? await lock.withLease(timeout: configuration.leaseWait) { writer in

@@ -61,11 +61,16 @@ public struct FleetMix: Sendable, Hashable, CustomStringConvertible {
                 throw ScenarioError("--mix", "\"\(part)\" is not NAME=FRACTION with a fraction from 0 to 1")
             }
             guard let behaviour = FleetBehaviour(rawValue: pieces[0]) else {
-                throw ScenarioError("--mix", "unknown behaviour \"\(pieces[0])\"; expected \(FleetBehaviour.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw ScenarioError(
+                    "--mix",
+                    "unknown behaviour \"\(pieces[0])\"; expected \(FleetBehaviour.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
             }
             fractions[behaviour] = fraction
         }
-        guard fractions.values.reduce(0, +) <= 1.000_001 else { throw ScenarioError("--mix", "the fractions add up to more than 1") }
+        guard fractions.values.reduce(0, +) <= 1.000_001 else {
+            throw ScenarioError("--mix", "the fractions add up to more than 1")
+        }
         self.fractions = fractions
     }
 

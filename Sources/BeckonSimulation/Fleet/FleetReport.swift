@@ -28,9 +28,11 @@ public struct FleetReport: Sendable {
             "backgroundPushesSent": .int(figures.backgroundSent), "backgroundPushesRun": .int(figures.backgroundRun),
             "wakeSuccess": round(figures.wakeSuccess, 10_000),
             "violations": .object(figures.violations.mapValues { .int($0) }),
-            "byBehaviour": .object(Dictionary(uniqueKeysWithValues: figures.byBehaviour.map { behaviour, counts in
-                (behaviour.rawValue, ["messages": .int(counts.messages), "reached": .int(counts.reached)] as JSONValue)
-            })),
+            "byBehaviour": .object(
+                Dictionary(
+                    uniqueKeysWithValues: figures.byBehaviour.map { behaviour, counts in
+                        (behaviour.rawValue, ["messages": .int(counts.messages), "reached": .int(counts.reached)] as JSONValue)
+                    })),
         ]
     }
 
@@ -45,12 +47,16 @@ public struct FleetReport: Sendable {
             "pushes:            \(f.pushesSent) (\(String(format: "%.2f", f.pushesPerReached)) per reached message); "
                 + f.pushesByReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
             "wake success:      \(f.backgroundRun)/\(f.backgroundSent) background pushes ran the app = \(String(format: "%.1f%%", f.wakeSuccess * 100))",
-            "iOS violations:    " + (f.violations.isEmpty ? "none" : f.violations.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),
+            "iOS violations:    "
+                + (f.violations.isEmpty
+                    ? "none" : f.violations.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),
         ]
         for behaviour in FleetBehaviour.allCases {
             guard let counts = f.byBehaviour[behaviour], counts.messages > 0 else { continue }
             let share = Double(counts.reached) / Double(counts.messages) * 100
-            lines.append("  \(behaviour.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(counts.reached)/\(counts.messages) reached (\(String(format: "%.1f%%", share)))")
+            lines.append(
+                "  \(behaviour.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(counts.reached)/\(counts.messages) reached (\(String(format: "%.1f%%", share)))"
+            )
         }
         return lines.joined(separator: "\n")
     }

@@ -38,10 +38,15 @@ struct Run {
         case .tap(let device, let message), .swipeAway(let device, let message):
             let phone = try phone(device)
             let id = ids[message] ?? message
-            guard let shown = await phone.phone.notifications.last(where: { $0.identifier == id || $0.messages.contains(id) }) else {
+            guard let shown = await phone.phone.notifications.last(where: { $0.identifier == id || $0.messages.contains(id) })
+            else {
                 throw SimulationError("no notification shows \(message) on \(device)")
             }
-            if case .tap = action { await phone.send(.user(.tap(shown.identifier))) } else { await phone.send(.user(.swipeAway(shown.identifier))) }
+            if case .tap = action {
+                await phone.send(.user(.tap(shown.identifier)))
+            } else {
+                await phone.send(.user(.swipeAway(shown.identifier)))
+            }
         case .read(let device, let messages):
             let resolved = messages.map { ids[$0] ?? $0 }
             timeline.record(device, .user("read \(messages.joined(separator: ", "))"))

@@ -12,8 +12,9 @@ import Foundation
 import Logging
 import Prometheus
 import ServiceLifecycle
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A real Beckon node for a simulation: SQLite in a temporary directory, the built-in APNs
@@ -50,7 +51,9 @@ public final class SimulationServer: Sendable {
     }
 
     /// Starts a node whose app uses `policy` (virtual seconds) at `timeScale`.
-    public static func start(policy: DeliveryPolicy, timeScale: Double, logLevel: Logger.Level = .error) async throws -> SimulationServer {
+    public static func start(
+        policy: DeliveryPolicy, timeScale: Double, logLevel: Logger.Level = .error
+    ) async throws -> SimulationServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-simulate-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = try SQLiteStore(path: directory.appendingPathComponent("beckon.sqlite").path)
@@ -172,13 +175,16 @@ public final class SimulationServer: Sendable {
 
     /// `POST /v1/calls/{id}/end`.
     func endCall(_ callID: String, outcome: CallEndOutcome) async throws {
-        let answer = try await request("POST", "/v1/calls/\(callID)/end", bearer: apiKey, body: ["outcome": .string(outcome.rawValue)])
+        let answer = try await request(
+            "POST", "/v1/calls/\(callID)/end", bearer: apiKey, body: ["outcome": .string(outcome.rawValue)])
         guard answer.status == 200 || answer.status == 202 else {
             throw SimulationError("ending call \(callID) answered \(answer.status): \(answer.text)")
         }
     }
 
-    private func request(_ method: String, _ path: String, bearer: String, body: JSONValue) async throws -> (status: Int, json: JSONValue?, text: String) {
+    private func request(
+        _ method: String, _ path: String, bearer: String, body: JSONValue
+    ) async throws -> (status: Int, json: JSONValue?, text: String) {
         var request = URLRequest(url: baseURL.appendingPathComponent(path))
         request.httpMethod = method
         request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
@@ -196,9 +202,10 @@ public final class SimulationServer: Sendable {
                 .replacingOccurrences(of: "=", with: "")
         }
         let header = base64URL(JSONValue.object(["alg": "HS256", "typ": "JWT"]).bytes)
-        let claims = base64URL(JSONValue.object([
-            "aud": .string(appID), "sub": .string(user), "exp": .int(Int(Date().timeIntervalSince1970) + 3600),
-        ]).bytes)
+        let claims = base64URL(
+            JSONValue.object([
+                "aud": .string(appID), "sub": .string(user), "exp": .int(Int(Date().timeIntervalSince1970) + 3600),
+            ]).bytes)
         let signature = HMAC<SHA256>.authenticationCode(
             for: Data("\(header).\(claims)".utf8), using: SymmetricKey(data: Data(userTokenSecret.utf8)))
         return "\(header).\(claims).\(base64URL(signature))"

@@ -13,7 +13,8 @@ extension TimelineEvent {
         case .messageStored(let id): event.what = .messageStored(id: name(id))
         case .notificationShown(let identifier, let messages, let text):
             event.what = .notificationShown(identifier: name(identifier), messages: messages.map(name), text: text)
-        case .notificationRemoved(let identifier, let why): event.what = .notificationRemoved(identifier: name(identifier), why: why)
+        case .notificationRemoved(let identifier, let why):
+            event.what = .notificationRemoved(identifier: name(identifier), why: why)
         case .callReported(let call, let ended): event.what = .callReported(callID: name(call), ended: ended)
         case .callEnded(let call, let outcome): event.what = .callEnded(callID: name(call), outcome: outcome)
         case .note(let text), .violation(_, let text), .user(let text):

@@ -8,12 +8,14 @@ extension BuiltInScenarios {
     /// push's own text (apns.md E.4).
     static let serviceExtension = Scenario(
         name: "service-extension",
-        summary: "The extension fetches the message and rewrites the alert; on a phone where it runs out of time, iOS shows the generic text.",
+        summary:
+            "The extension fetches the message and rewrites the alert; on a phone where it runs out of time, iOS shows the generic text.",
         strategy: .serviceExtension,
         devices: [
             ScenarioDevice("phone", user: "alice", app: AppTraits(serviceExtension: true)),
-            ScenarioDevice("slow-phone", user: "bob", app: AppTraits(serviceExtension: true),
-                           ios: IOSPolicy(extensionSeconds: 0.05, networkLatencySeconds: 1)),
+            ScenarioDevice(
+                "slow-phone", user: "bob", app: AppTraits(serviceExtension: true),
+                ios: IOSPolicy(extensionSeconds: 0.05, networkLatencySeconds: 1)),
         ],
         steps: [
             .user("phone", .launch, at: 1), .user("phone", .home, at: 5),
@@ -33,11 +35,13 @@ extension BuiltInScenarios {
     /// message read on another device meanwhile (apns.md E.4, the filtering entitlement).
     static let filtering = Scenario(
         name: "filtering",
-        summary: "On a slow network the extension is still syncing when the message is read on the iPad: it suppresses the alert; an unread one shows.",
+        summary:
+            "On a slow network the extension is still syncing when the message is read on the iPad: it suppresses the alert; an unread one shows.",
         strategy: .filtering,
         devices: [
-            ScenarioDevice("phone", user: "alice", app: AppTraits(serviceExtension: true, filtering: true),
-                           ios: IOSPolicy(networkLatencySeconds: 3)),
+            ScenarioDevice(
+                "phone", user: "alice", app: AppTraits(serviceExtension: true, filtering: true),
+                ios: IOSPolicy(networkLatencySeconds: 3)),
             ScenarioDevice("ipad", user: "alice"),
         ],
         steps: [
@@ -64,8 +68,9 @@ extension BuiltInScenarios {
         summary: "The user opens the app while the extension is syncing: the app preempts it, and every message is stored once.",
         strategy: .filtering,
         devices: [
-            ScenarioDevice("phone", user: "alice", app: AppTraits(serviceExtension: true, filtering: true),
-                           ios: IOSPolicy(networkLatencySeconds: 1)),
+            ScenarioDevice(
+                "phone", user: "alice", app: AppTraits(serviceExtension: true, filtering: true),
+                ios: IOSPolicy(networkLatencySeconds: 1))
         ],
         steps: [
             .user("phone", .launch, at: 1),
@@ -73,7 +78,7 @@ extension BuiltInScenarios {
         ] + (1...12).map { .post("m\($0)", to: ["alice"], text: "Message \($0)", at: 20) } + [
             // On this slow network the extension is connected by about 27 s and takes a second a
             // message: at 30 s it is in the middle of its sync.
-            .user("phone", .launch, at: 30),
+            .user("phone", .launch, at: 30)
         ],
         duration: 60,
         checks: [

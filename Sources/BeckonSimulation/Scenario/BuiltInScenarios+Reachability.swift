@@ -29,7 +29,8 @@ extension BuiltInScenarios {
     /// online, that one arrives and the app catches up on everything.
     static let offline = Scenario(
         name: "offline",
-        summary: "The phone is offline: APNs keeps only the newest push, delivers it on reconnection, and a tap syncs everything.",
+        summary:
+            "The phone is offline: APNs keeps only the newest push, delivers it on reconnection, and a tap syncs everything.",
         devices: [ScenarioDevice("phone", user: "alice")],
         steps: [
             .user("phone", .launch, at: 1),
@@ -76,7 +77,8 @@ extension BuiltInScenarios {
     /// Rule 5: a connection that drops with messages unacknowledged gets a re-push.
     static let repush = Scenario(
         name: "repush",
-        summary: "The network drops while a message is in flight: the server re-pushes, APNs holds it, the app catches up online.",
+        summary:
+            "The network drops while a message is in flight: the server re-pushes, APNs holds it, the app catches up online.",
         devices: [ScenarioDevice("phone", user: "alice", ios: IOSPolicy(networkLatencySeconds: 2))],
         steps: [
             .user("phone", .launch, at: 1),

@@ -7,7 +7,8 @@ extension BuiltInScenarios {
     /// tap opens its message once, whether the app was in the background or not running.
     static let tapCases = Scenario(
         name: "tap-cases",
-        summary: "Seed 001: arrivals in the background and at launch sync; taps from the background and from cold open once; an arrival while inactive is not a tap.",
+        summary:
+            "Seed 001: arrivals in the background and at launch sync; taps from the background and from cold open once; an arrival while inactive is not a tap.",
         // Four wakes in the script: the server's hourly allowance is raised so the last is not
         // held back (rule 3 is the `throttled` scenario's subject).
         delivery: .with { $0.backgroundPushesPerHour = 6 },

@@ -8,10 +8,12 @@ extension Scenario {
     /// Reads a scenario file (docs/simulator.md, "Writing a scenario"). Durations are virtual
     /// seconds. Every error names the field.
     public init(json: JSONValue) throws(ScenarioError) {
-        let root = try ScenarioReader(json, path: "", allowed: [
-            "name", "summary", "timeScale", "seed", "strategy", "delivery", "devices", "steps", "duration", "checks",
-            "allowViolations",
-        ])
+        let root = try ScenarioReader(
+            json, path: "",
+            allowed: [
+                "name", "summary", "timeScale", "seed", "strategy", "delivery", "devices", "steps", "duration", "checks",
+                "allowViolations",
+            ])
         let devices = try Self.list(root, "devices") { (reader) throws(ScenarioError) in try ScenarioDevice(reader) }
         guard !devices.isEmpty else { throw ScenarioError("devices", "needs at least one device") }
         let steps = try Self.list(root, "steps") { (reader) throws(ScenarioError) in try ScenarioStep(reader) }
@@ -169,7 +171,10 @@ extension ScenarioStep {
             }
             action = .endCall(call: try reader.required("call"), outcome: outcome)
         default:
-            throw ScenarioError(reader.at("do"), "unknown action \"\(verb)\"; expected launch, home, open-switcher, close-switcher, force-quit, reboot, go-offline, go-online, tap, swipe-away, read, post or end-call")
+            throw ScenarioError(
+                reader.at("do"),
+                "unknown action \"\(verb)\"; expected launch, home, open-switcher, close-switcher, force-quit, reboot, go-offline, go-online, tap, swipe-away, read, post or end-call"
+            )
         }
         self.init(at: at, action)
     }
@@ -188,7 +193,8 @@ extension ScenarioCheck {
         case "events":
             var fields: [String: String] = [:]
             if let value = reader.object["fields"] {
-                let object = try ScenarioReader(value, path: reader.at("fields"), allowed: Set(value.objectValue?.keys.map { $0 } ?? []))
+                let object = try ScenarioReader(
+                    value, path: reader.at("fields"), allowed: Set(value.objectValue?.keys.map { $0 } ?? []))
                 for key in object.object.keys {
                     guard let text = try object.string(key) else { continue }
                     fields[key] = text
@@ -198,7 +204,9 @@ extension ScenarioCheck {
                 device: device, kind: try reader.required("kind"), fields: fields, min: Int(try reader.number("min") ?? 1),
                 max: try reader.number("max").map { Int($0) })
         case let other:
-            throw ScenarioError(reader.at("check"), "unknown check \"\(other)\"; expected stored, notified, not-notified, showing, opened or events")
+            throw ScenarioError(
+                reader.at("check"),
+                "unknown check \"\(other)\"; expected stored, notified, not-notified, showing, opened or events")
         }
     }
 }

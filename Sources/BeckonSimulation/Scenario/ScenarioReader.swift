@@ -8,7 +8,8 @@ struct ScenarioReader {
     init(_ value: JSONValue?, path: String, allowed: Set<String>) throws(ScenarioError) {
         guard case .object(let object)? = value else { throw ScenarioError(path, "must be an object") }
         if let unknown = object.keys.sorted().first(where: { !allowed.contains($0) }) {
-            throw ScenarioError(Self.join(path, unknown), "unknown field; expected one of \(allowed.sorted().joined(separator: ", "))")
+            throw ScenarioError(
+                Self.join(path, unknown), "unknown field; expected one of \(allowed.sorted().joined(separator: ", "))")
         }
         self.object = object
         self.path = path

@@ -9,12 +9,14 @@ extension SimulatedPhone {
     ) {
         for message in messages {
             if let earlier = shownMessages[message], earlier.identifier != identifier || earlier.removed {
-                actions.append(.record(.violation(.shownTwice, detail: "message \(message) in \(earlier.identifier) and \(identifier)")))
+                actions.append(
+                    .record(.violation(.shownTwice, detail: "message \(message) in \(earlier.identifier) and \(identifier)")))
             }
             shownMessages[message] = (identifier, false)
         }
         notifications.removeAll { $0.identifier == identifier }
-        notifications.append(ShownNotification(identifier: identifier, messages: messages, text: text, payload: payload, shownAt: now))
+        notifications.append(
+            ShownNotification(identifier: identifier, messages: messages, text: text, payload: payload, shownAt: now))
         actions.append(.record(.notificationShown(identifier: identifier, messages: messages, text: text)))
     }
 

@@ -101,7 +101,9 @@ public struct SimulatedPhone: Sendable {
         if completions.values.contains(where: { $0.deadline <= now }) {
             let late = completions.values.filter { $0.deadline <= now }.map(\.push)
             actions.append(.record(.completionHandler(result: "never", late: true)))
-            actions.append(.record(.violation(.lateCompletion, detail: "completion handler not called within \(Int(policy.backgroundPushSeconds)) s for \(late.sorted().joined(separator: ", "))")))
+            let detail = "completion handler not called within \(Int(policy.backgroundPushSeconds)) s for "
+                + late.sorted().joined(separator: ", ")
+            actions.append(.record(.violation(.lateCompletion, detail: detail)))
             kill("late-completion", becoming: .notRunning, &actions)
         }
         for (id, run) in extensions where run.deadline <= now {
@@ -112,8 +114,11 @@ public struct SimulatedPhone: Sendable {
             present(run.push, text: run.push.text, &actions)
         }
         if app == .background {
-            if let until = backgroundUntil, until <= now { suspend(&actions) }
-            else if let idle = idleSince, idle + policy.suspendGraceSeconds <= now { suspend(&actions) }
+            if let until = backgroundUntil, until <= now {
+                suspend(&actions)
+            } else if let idle = idleSince, idle + policy.suspendGraceSeconds <= now {
+                suspend(&actions)
+            }
         }
         if app == .suspended, let suspendedAt, let lifetime = policy.suspendedLifetimeSeconds, suspendedAt + lifetime <= now {
             kill("reclaimed", becoming: .notRunning, &actions)
@@ -130,7 +135,9 @@ public struct SimulatedPhone: Sendable {
 
     // MARK: The app's process
 
-    mutating func launch(_ why: String, launchNotification: JSONValue?, becoming state: AppState, _ actions: inout [PhoneAction]) {
+    mutating func launch(
+        _ why: String, launchNotification: JSONValue?, becoming state: AppState, _ actions: inout [PhoneAction]
+    ) {
         actions.append(.startApp)
         actions.append(.record(.appLaunched(why: why)))
         setApp(.launching, &actions)

@@ -12,7 +12,10 @@ final class ExtensionHost: Sendable {
     let clock: ProcessClock
     private let runs = Locked<[String: NotificationServiceRun]>([:])
 
-    init(configuration: DeviceConfiguration, clock: ScaledClock, network: PhoneNetwork, timeline: Timeline, signal: LocalProcessSignal) throws {
+    init(
+        configuration: DeviceConfiguration, clock: ScaledClock, network: PhoneNetwork, timeline: Timeline,
+        signal: LocalProcessSignal
+    ) throws {
         let processClock = ProcessClock(base: clock)
         self.clock = processClock
         store = try ClientStore(path: configuration.storePath, clock: processClock)

@@ -16,7 +16,8 @@ struct PhoneNotificationCenter: NotificationCenterPort {
     }
 
     func deliveredMessages() async -> [String: [String]] {
-        Dictionary(await device.phone.notifications.map { ($0.identifier, $0.messages.isEmpty ? [$0.identifier] : $0.messages) }) { $1 }
+        Dictionary(await device.phone.notifications.map { ($0.identifier, $0.messages.isEmpty ? [$0.identifier] : $0.messages) })
+        { $1 }
     }
 
     func removeDelivered(identifiers: [String]) async {

@@ -171,11 +171,15 @@ public actor SimulatedDevice {
         case .didBecomeActive:
             process.app.handle(.didBecomeActive)
             // The UI is up: a tap kept until now is opened (seed 001; docs/simulator.md, "Field practice the model uses").
-            if process.ready.withLock({ ready in defer { ready = true }; return !ready }) {
-                process.app.handle(.ready(open: { [weak self] tap in
-                    guard let self else { return }
-                    Task { await self.opened(tap) }
-                }))
+            if process.ready.withLock({ ready in
+                defer { ready = true }
+                return !ready
+            }) {
+                process.app.handle(
+                    .ready(open: { [weak self] tap in
+                        guard let self else { return }
+                        Task { await self.opened(tap) }
+                    }))
             }
         case .willResignActive: process.app.handle(.willResignActive)
         case .didEnterBackground: process.app.handle(.didEnterBackground)

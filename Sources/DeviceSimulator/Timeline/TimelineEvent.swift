@@ -144,9 +144,13 @@ extension TimelineEvent.What {
         case .syncConnected(let role): ["role": .string(role)]
         case .syncDisconnected(let role, let code): ["role": .string(role), "code": code.map { .int($0) } ?? .null]
         case .pushSent(let push, let type, let priority, let reason):
-            ["push": .string(push), "type": .string(type), "priority": .int(priority), "reason": reason.map(JSONValue.string) ?? .null]
+            [
+                "push": .string(push), "type": .string(type), "priority": .int(priority),
+                "reason": reason.map(JSONValue.string) ?? .null,
+            ]
         case .pushAccepted(let push), .extensionStarted(let push): ["push": .string(push)]
-        case .pushRejected(let push, let status, let reason): ["push": .string(push), "status": .int(status), "reason": .string(reason)]
+        case .pushRejected(let push, let status, let reason):
+            ["push": .string(push), "status": .int(status), "reason": .string(reason)]
         case .pushHeld(let push, let holder): ["push": .string(push), "by": .string(holder.rawValue)]
         case .pushDelivered(let push, let type): ["push": .string(push), "type": .string(type)]
         case .pushDiscarded(let push, let why): ["push": .string(push), "why": .string(why)]
