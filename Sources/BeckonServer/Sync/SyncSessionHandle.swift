@@ -54,7 +54,7 @@ final class SyncSessionHandle: Sendable {
     let connectedAt: Date
     private let hub: SyncHub
     private let logger: Logger
-    private let inbox = NIOLockedValueBox(Inbox())
+    private let inbox = SessionLocked(Inbox())
 
     init(id: String, device: Device, connectedAt: Date, hub: SyncHub, logger: Logger) {
         self.id = id
