@@ -1,0 +1,36 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The durable store on PostgreSQL, for several nodes on one database (issue 13; selected with
+/// `database.url` = `postgres://…`). In progress: the connection, the schema and apps and API
+/// keys are done; the rest of `BeckonStore` follows (PLAN-issue-13.md on this branch).
+///
+/// Run it (`run()`) in the node's service group: the client's connection pool lives there.
+public final class PostgresStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    /// `url`: `postgres://user[:password]@host[:port]/database`. No TLS yet (loopback and private
+    /// networks only, until the TLS settings land).
+    public init(url: String, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) throws {
+        guard let components = URLComponents(string: url), components.scheme == "postgres" || components.scheme == "postgresql",
+            let host = components.host, let user = components.user
+        else { throw BeckonStoreError.invalidArgument(field: "database.url", reason: "is not postgres://user@host[:port]/database") }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        let configuration = PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: user, password: components.password,
+            database: database.isEmpty ? nil : database, tls: .disable)
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.logger = logger
+        self.now = now
+    }
+
+    /// Keeps the connection pool; returns when the task is cancelled.
+    public func run() async {
+        await client.run()
+    }
+
+    var timestamp: Int64 { Int64((now().timeIntervalSince1970 * 1000).rounded(.down)) }
+}
