@@ -31,6 +31,156 @@ extension PostgresStore {
             )
             """,
             "CREATE INDEX api_key_app ON api_key(app_id)",
+            """
+            CREATE TABLE device (
+                app_id text NOT NULL REFERENCES app(id) ON DELETE CASCADE,
+                id text NOT NULL,
+                user_id text NOT NULL,
+                bundle_id text NOT NULL,
+                environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                push_token text,
+                push_token_registered_at bigint,
+                voip_token text,
+                voip_token_registered_at bigint,
+                capabilities text NOT NULL,
+                locale text,
+                app_version text,
+                credential_id text,
+                credential_hash bytea,
+                content_key bytea,
+                push_problem text,
+                created_at bigint NOT NULL,
+                updated_at bigint NOT NULL,
+                PRIMARY KEY (app_id, id)
+            )
+            """,
+            "CREATE INDEX device_user ON device(app_id, user_id)",
+            "CREATE UNIQUE INDEX device_push_token ON device(app_id, push_token) WHERE push_token IS NOT NULL",
+            "CREATE UNIQUE INDEX device_voip_token ON device(app_id, voip_token) WHERE voip_token IS NOT NULL",
+            "CREATE UNIQUE INDEX device_credential ON device(credential_id) WHERE credential_id IS NOT NULL",
+            """
+            CREATE TABLE message (
+                id text PRIMARY KEY,
+                app_id text NOT NULL REFERENCES app(id) ON DELETE CASCADE,
+                kind text NOT NULL,
+                payload bytea NOT NULL,
+                hints text,
+                urgency text NOT NULL,
+                expires_at bigint,
+                idempotency_key text,
+                fingerprint bytea NOT NULL,
+                created_at bigint NOT NULL
+            )
+            """,
+            """
+            CREATE UNIQUE INDEX message_idempotency ON message(app_id, idempotency_key)
+                WHERE idempotency_key IS NOT NULL
+            """,
+            // The row is also the per-user lock: appends for one user take it in turn.
+            """
+            CREATE TABLE user_sequence (
+                app_id text NOT NULL REFERENCES app(id) ON DELETE CASCADE,
+                user_id text NOT NULL,
+                last_sequence bigint NOT NULL,
+                unread integer NOT NULL DEFAULT 0,
+                PRIMARY KEY (app_id, user_id)
+            )
+            """,
+            """
+            CREATE TABLE mailbox (
+                app_id text NOT NULL,
+                user_id text NOT NULL,
+                sequence bigint NOT NULL,
+                message_id text NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+                PRIMARY KEY (app_id, user_id, sequence)
+            )
+            """,
+            "CREATE UNIQUE INDEX mailbox_message ON mailbox(message_id, app_id, user_id)",
+            """
+            CREATE TABLE device_cursor (
+                app_id text NOT NULL,
+                device_id text NOT NULL,
+                acked_sequence bigint NOT NULL,
+                updated_at bigint NOT NULL,
+                PRIMARY KEY (app_id, device_id),
+                FOREIGN KEY (app_id, device_id) REFERENCES device(app_id, id) ON DELETE CASCADE
+            )
+            """,
+            """
+            CREATE TABLE message_read (
+                app_id text NOT NULL,
+                user_id text NOT NULL,
+                message_id text NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+                device_id text NOT NULL,
+                read_at bigint NOT NULL,
+                PRIMARY KEY (app_id, user_id, message_id, device_id)
+            )
+            """,
+            "CREATE INDEX message_read_message ON message_read(message_id)",
+            """
+            CREATE TABLE unread_expiring (
+                app_id text NOT NULL,
+                user_id text NOT NULL,
+                message_id text NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+                expires_at bigint NOT NULL,
+                PRIMARY KEY (app_id, user_id, message_id)
+            )
+            """,
+            "CREATE INDEX unread_expiring_expiry ON unread_expiring(expires_at)",
+            """
+            CREATE TABLE delivery_state (
+                app_id text NOT NULL,
+                device_id text NOT NULL,
+                planner bytea NOT NULL,
+                next_deadline bigint,
+                unreachable boolean NOT NULL DEFAULT false,
+                updated_at bigint NOT NULL,
+                PRIMARY KEY (app_id, device_id),
+                FOREIGN KEY (app_id, device_id) REFERENCES device(app_id, id) ON DELETE CASCADE
+            )
+            """,
+            "CREATE INDEX delivery_state_deadline ON delivery_state(next_deadline) WHERE next_deadline IS NOT NULL",
+            // Claimed with FOR UPDATE SKIP LOCKED; `next_attempt_at` doubles as the claim's lease,
+            // so a dead node's claims come due again when it runs out (PLAN-issue-13.md).
+            """
+            CREATE TABLE push_outbox (
+                id text PRIMARY KEY,
+                app_id text NOT NULL,
+                device_id text NOT NULL,
+                token_kind text NOT NULL CHECK (token_kind IN ('remote', 'voip')),
+                reason text NOT NULL,
+                strategy text NOT NULL,
+                message_count integer NOT NULL,
+                state text NOT NULL CHECK (state IN ('pending', 'sent', 'failed')),
+                attempts integer NOT NULL DEFAULT 0,
+                next_attempt_at bigint NOT NULL,
+                created_at bigint NOT NULL,
+                sent_at bigint,
+                status integer,
+                apns_reason text,
+                wake text CHECK (wake IN ('observed', 'missed')),
+                wake_latency_ms bigint,
+                push_type text,
+                topic text,
+                priority integer,
+                expiration text,
+                collapse_id text,
+                payload bytea,
+                ringing_call_id text,
+                ringing_until bigint
+            )
+            """,
+            "CREATE INDEX push_outbox_pending ON push_outbox(app_id, next_attempt_at) WHERE state = 'pending'",
+            "CREATE INDEX push_outbox_app ON push_outbox(app_id, created_at)",
+            """
+            CREATE TABLE call_end (
+                app_id text NOT NULL,
+                call_id text NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+                outcome text NOT NULL,
+                ended_at bigint NOT NULL,
+                PRIMARY KEY (app_id, call_id)
+            )
+            """,
         ]),
     ]
 
