@@ -3,8 +3,9 @@ import Logging
 import PostgresNIO
 
 /// The durable store on PostgreSQL, for several nodes on one database (issue 13; selected with
-/// `database.url` = `postgres://…`). In progress: the connection pool, the whole schema, apps
-/// and API keys are done; the rest of `BeckonStore` follows (PLAN-issue-13.md on this branch).
+/// `database.url` = `postgres://…`). In progress: the connection pool, the whole schema, apps,
+/// API keys and devices are done; the rest of `BeckonStore` follows (PLAN-issue-13.md on this
+/// branch).
 ///
 /// Run it (`run()`) in the node's service group: the client's connection pool lives there.
 public final class PostgresStore: Sendable {

@@ -76,4 +76,29 @@ struct PostgresStoreTests {
             await #expect(throws: BeckonStoreError.appNotFound("nope")) { try await store.createAPIKey(appID: "nope", name: nil) }
         }
     }
+
+    @Test func devicesRegisterTokensMoveAndCredentialsAuthenticate() async throws {
+        try await withStore { store in
+            let app = Self.unique("chat")
+            try await store.createApp(.fixture(app))
+            let token = String(repeating: "ab", count: 32)
+            let phone = try await store.registerDevice(.fixture(app: app, device: "phone", user: "ann", pushToken: token.uppercased()))
+            #expect(phone.pushToken == token)
+            let credential = try await store.issueDeviceCredential(phone.ref)
+            #expect(try await store.authenticateDevice(credential: credential)?.id == "phone")
+            // The same token registered by another install moves there.
+            _ = try await store.registerDevice(.fixture(app: app, device: "tablet", user: "ann", pushToken: token))
+            #expect(try await store.device(phone.ref)?.pushToken == nil)
+            #expect(try await store.device(appID: app, token: token, kind: .remote)?.id == "tablet")
+            #expect(try await store.devices(of: UserRef(appID: app, userID: "ann")).map(\.id) == ["phone", "tablet"])
+            // Another user on the same install: the old credential no longer opens it.
+            _ = try await store.registerDevice(.fixture(app: app, device: "phone", user: "bob"))
+            #expect(try await store.authenticateDevice(credential: credential) == nil)
+            #expect(try await store.deleteDevice(phone.ref))
+            #expect(try await store.device(phone.ref) == nil)
+            await #expect(throws: BeckonStoreError.appNotFound("nope")) {
+                try await store.registerDevice(.fixture(app: "nope", device: "x", user: "y"))
+            }
+        }
+    }
 }

@@ -1,0 +1,167 @@
+import BeckonProtocol
+import Foundation
+import PostgresNIO
+
+extension PostgresStore {
+    @discardableResult
+    public func registerDevice(_ registration: DeviceRegistration) async throws -> Device {
+        let pushToken = try registration.pushToken.map { try SQLiteStore.normalizedToken($0, field: "pushToken") }
+        let voipToken = try registration.voipToken.map { try SQLiteStore.normalizedToken($0, field: "voipToken") }
+        guard !registration.deviceID.isEmpty else {
+            throw BeckonStoreError.invalidArgument(field: "deviceID", reason: "must not be empty")
+        }
+        guard !registration.userID.isEmpty else {
+            throw BeckonStoreError.invalidArgument(field: "userID", reason: "must not be empty")
+        }
+        guard let app = try await app(id: registration.appID) else { throw BeckonStoreError.appNotFound(registration.appID) }
+        guard app.environments.contains(registration.environment) else {
+            throw BeckonStoreError.invalidArgument(
+                field: "environment", reason: "app \(app.id) does not accept \(registration.environment.rawValue) devices")
+        }
+        let capabilities = try StoreJSON.encode(registration.capabilities)
+        let now = timestamp
+        let (appID, deviceID) = (registration.appID, registration.deviceID)
+        let logger = self.logger
+        try await client.withTransaction(logger: logger) { connection in
+            // The device row, locked for the registration: two nodes registering it at once
+            // take turns (the user change below must see the row as it is).
+            var previousUser: String?
+            for try await user in try await connection.query(
+                "SELECT user_id FROM device WHERE app_id = \(appID) AND id = \(deviceID) FOR UPDATE", logger: logger
+            ).decode(String.self) {
+                previousUser = user
+            }
+            // A token moves to the install that registers it last (see DeviceRegistration).
+            for (column, token) in [("push_token", pushToken), ("voip_token", voipToken)] {
+                guard let token else { continue }
+                try await connection.query(
+                    """
+                    UPDATE device SET \(unescaped: column) = NULL, \(unescaped: column)_registered_at = NULL, updated_at = \(now)
+                    WHERE app_id = \(appID) AND \(unescaped: column) = \(token) AND id <> \(deviceID)
+                    """, logger: logger)
+            }
+            let userChanged = previousUser.map { $0 != registration.userID } ?? false
+            if userChanged {
+                // Sequences are per user: the old cursor and the planner's state mean nothing now.
+                try await connection.query(
+                    "DELETE FROM device_cursor WHERE app_id = \(appID) AND device_id = \(deviceID)", logger: logger)
+                try await connection.query(
+                    "DELETE FROM delivery_state WHERE app_id = \(appID) AND device_id = \(deviceID)", logger: logger)
+            }
+            let pushRegisteredAt: Int64? = pushToken == nil ? nil : now
+            let voipRegisteredAt: Int64? = voipToken == nil ? nil : now
+            try await connection.query(
+                """
+                INSERT INTO device (app_id, id, user_id, bundle_id, environment, push_token, push_token_registered_at,
+                                    voip_token, voip_token_registered_at, capabilities, locale, app_version, content_key,
+                                    created_at, updated_at)
+                VALUES (\(appID), \(deviceID), \(registration.userID), \(registration.bundleID),
+                        \(registration.environment.rawValue), \(pushToken), \(pushRegisteredAt), \(voipToken),
+                        \(voipRegisteredAt), \(capabilities), \(registration.locale), \(registration.appVersion),
+                        \(registration.contentKey), \(now), \(now))
+                ON CONFLICT (app_id, id) DO UPDATE SET
+                    user_id = excluded.user_id, bundle_id = excluded.bundle_id, environment = excluded.environment,
+                    push_token = excluded.push_token, push_token_registered_at = excluded.push_token_registered_at,
+                    voip_token = excluded.voip_token, voip_token_registered_at = excluded.voip_token_registered_at,
+                    capabilities = excluded.capabilities, locale = excluded.locale, app_version = excluded.app_version,
+                    content_key = excluded.content_key, updated_at = excluded.updated_at, push_problem = NULL,
+                    credential_id = CASE WHEN \(userChanged) THEN NULL ELSE device.credential_id END,
+                    credential_hash = CASE WHEN \(userChanged) THEN NULL ELSE device.credential_hash END
+                """, logger: logger)
+        }
+        return try await device(registration.ref)!
+    }
+
+    public func device(_ device: DeviceRef) async throws -> Device? {
+        try await devices(where: "WHERE app_id = \(device.appID) AND id = \(device.deviceID)").first
+    }
+
+    public func devices(of user: UserRef) async throws -> [Device] {
+        try await devices(where: "WHERE app_id = \(user.appID) AND user_id = \(user.userID) ORDER BY id")
+    }
+
+    public func device(appID: String, token: String, kind: PushTokenKind) async throws -> Device? {
+        guard let token = try? SQLiteStore.normalizedToken(token, field: "token") else { return nil }
+        return try await devices(where: "WHERE app_id = \(appID) AND \(unescaped: SQLiteStore.tokenColumn(kind)) = \(token)").first
+    }
+
+    public func deleteDevice(_ device: DeviceRef) async throws -> Bool {
+        try await returnsRow("DELETE FROM device WHERE app_id = \(device.appID) AND id = \(device.deviceID) RETURNING id")
+    }
+
+    public func issueDeviceCredential(_ device: DeviceRef) async throws -> String {
+        let issued = SecretToken.issue(kind: SecretToken.deviceCredentialPrefix)
+        let now = timestamp
+        let updated = try await returnsRow(
+            """
+            UPDATE device SET credential_id = \(issued.id), credential_hash = \(issued.hash), updated_at = \(now)
+            WHERE app_id = \(device.appID) AND id = \(device.deviceID) RETURNING id
+            """)
+        guard updated else { throw BeckonStoreError.deviceNotFound(appID: device.appID, deviceID: device.deviceID) }
+        return issued.text
+    }
+
+    public func authenticateDevice(credential: String) async throws -> Device? {
+        guard let parsed = SecretToken.parse(credential, kind: SecretToken.deviceCredentialPrefix) else { return nil }
+        let rows = try await client.query(
+            "SELECT \(unescaped: Self.deviceColumns), credential_hash FROM device WHERE credential_id = \(parsed.id)",
+            logger: logger)
+        for try await row in rows {
+            let columns = row.makeRandomAccess()
+            guard let hash = try columns["credential_hash"].decode(Data?.self), SecretToken.matches(credential, storedHash: hash)
+            else { return nil }
+            return try Device(postgres: columns)
+        }
+        return nil
+    }
+
+    // MARK: Rows
+
+    static let deviceColumns = """
+        app_id, id, user_id, bundle_id, environment, push_token, push_token_registered_at, voip_token,
+        voip_token_registered_at, capabilities, locale, app_version, credential_hash IS NOT NULL AS has_credential,
+        push_problem, content_key, created_at, updated_at
+        """
+
+    func devices(where clause: PostgresQuery) async throws -> [Device] {
+        var query: PostgresQuery = "SELECT \(unescaped: Self.deviceColumns) FROM device"
+        query.sql += " " + clause.sql
+        query.binds = clause.binds
+        var devices: [Device] = []
+        for try await row in try await client.query(query, logger: logger) {
+            devices.append(try Device(postgres: row.makeRandomAccess()))
+        }
+        return devices
+    }
+}
+
+extension Device {
+    init(postgres row: PostgresRandomAccessRow) throws {
+        func date(_ column: String) throws -> Date { Date(millisecondsSince1970: try row[column].decode(Int64.self)) }
+        func optionalDate(_ column: String) throws -> Date? {
+            try row[column].decode(Int64?.self).map(Date.init(millisecondsSince1970:))
+        }
+        let environment = try row["environment"].decode(String.self)
+        guard let parsed = PushEnvironment(rawValue: environment) else {
+            throw BeckonStoreError.invalidArgument(field: "environment", reason: "unknown value \(environment) in the database")
+        }
+        self.init(
+            appID: try row["app_id"].decode(String.self),
+            id: try row["id"].decode(String.self),
+            userID: try row["user_id"].decode(String.self),
+            bundleID: try row["bundle_id"].decode(String.self),
+            environment: parsed,
+            pushToken: try row["push_token"].decode(String?.self),
+            pushTokenRegisteredAt: try optionalDate("push_token_registered_at"),
+            voipToken: try row["voip_token"].decode(String?.self),
+            voipTokenRegisteredAt: try optionalDate("voip_token_registered_at"),
+            capabilities: try StoreJSON.decode(DeviceCapabilities.self, from: try row["capabilities"].decode(String.self)),
+            locale: try row["locale"].decode(String?.self),
+            appVersion: try row["app_version"].decode(String?.self),
+            hasCredential: try row["has_credential"].decode(Bool.self),
+            pushProblem: try row["push_problem"].decode(String?.self),
+            contentKey: try row["content_key"].decode(Data?.self),
+            createdAt: try date("created_at"),
+            updatedAt: try date("updated_at"))
+    }
+}
