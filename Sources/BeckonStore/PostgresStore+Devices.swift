@@ -80,6 +80,46 @@ extension PostgresStore {
         try await devices(where: "WHERE app_id = \(user.appID) AND user_id = \(user.userID) ORDER BY id")
     }
 
+    public func devices(of users: [UserRef]) async throws -> [UserRef: [Device]] {
+        var found: [UserRef: [Device]] = [:]
+        for user in users { found[user] = [] }
+        // One round trip for the batch: the users' (app, user) pairs as two parallel arrays.
+        let appIDs = users.map(\.appID)
+        let userIDs = users.map(\.userID)
+        for device in try await devices(
+            where: "WHERE (app_id, user_id) IN (SELECT * FROM unnest(\(appIDs)::text[], \(userIDs)::text[])) ORDER BY id")
+        {
+            found[UserRef(appID: device.appID, userID: device.userID), default: []].append(device)
+        }
+        return found
+    }
+
+    public func devices(_ refs: [DeviceRef]) async throws -> [DeviceRef: Device] {
+        let appIDs = refs.map(\.appID)
+        let deviceIDs = refs.map(\.deviceID)
+        let found = try await devices(
+            where: "WHERE (app_id, id) IN (SELECT * FROM unnest(\(appIDs)::text[], \(deviceIDs)::text[]))")
+        return Dictionary(uniqueKeysWithValues: found.map { ($0.ref, $0) })
+    }
+
+    public func removeToken(_ device: DeviceRef, kind: PushTokenKind, token: String, invalidSince: Date) async throws -> Bool {
+        guard let token = try? SQLiteStore.normalizedToken(token, field: "token") else { return false }
+        let column = SQLiteStore.tokenColumn(kind)
+        let now = timestamp
+        // APNs: "Stop pushing notifications until the device registers a token with a later
+        // timestamp" (docs/apns.md A.5, E.7).
+        let removed = try await returnsRow(
+            """
+            UPDATE device SET \(unescaped: column) = NULL, \(unescaped: column)_registered_at = NULL, updated_at = \(now)
+            WHERE app_id = \(device.appID) AND id = \(device.deviceID) AND \(unescaped: column) = \(token)
+              AND \(unescaped: column)_registered_at <= \(invalidSince.millisecondsSince1970) RETURNING id
+            """)
+        if removed {
+            logger.info("token removed after APNs reported it invalid", metadata: ["device": "\(device)", "kind": "\(kind)"])
+        }
+        return removed
+    }
+
     public func device(appID: String, token: String, kind: PushTokenKind) async throws -> Device? {
         guard let token = try? SQLiteStore.normalizedToken(token, field: "token") else { return nil }
         return try await devices(where: "WHERE app_id = \(appID) AND \(unescaped: SQLiteStore.tokenColumn(kind)) = \(token)").first

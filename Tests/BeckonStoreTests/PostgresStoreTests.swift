@@ -91,6 +91,14 @@ struct PostgresStoreTests {
             #expect(try await store.device(phone.ref)?.pushToken == nil)
             #expect(try await store.device(appID: app, token: token, kind: .remote)?.id == "tablet")
             #expect(try await store.devices(of: UserRef(appID: app, userID: "ann")).map(\.id) == ["phone", "tablet"])
+            let batch = try await store.devices(of: [UserRef(appID: app, userID: "ann"), UserRef(appID: app, userID: "zed")])
+            #expect(batch[UserRef(appID: app, userID: "ann")]?.count == 2 && batch[UserRef(appID: app, userID: "zed")] == [])
+            #expect(try await store.devices([phone.ref]).keys.map(\.deviceID) == ["phone"])
+            // APNs says the token died before it was registered again: it stays.
+            #expect(try await !store.removeToken(
+                DeviceRef(appID: app, deviceID: "tablet"), kind: .remote, token: token, invalidSince: Date(timeIntervalSince1970: 0)))
+            #expect(try await store.removeToken(
+                DeviceRef(appID: app, deviceID: "tablet"), kind: .remote, token: token, invalidSince: Date().addingTimeInterval(60)))
             // Another user on the same install: the old credential no longer opens it.
             _ = try await store.registerDevice(.fixture(app: app, device: "phone", user: "bob"))
             #expect(try await store.authenticateDevice(credential: credential) == nil)
