@@ -22,7 +22,7 @@ extension PostgresStore {
         let now = timestamp
         let (appID, deviceID) = (registration.appID, registration.deviceID)
         let logger = self.logger
-        try await client.withTransaction(logger: logger) { connection in
+        try await transaction { connection in
             // The device row, locked for the registration: two nodes registering it at once
             // take turns (the user change below must see the row as it is).
             var previousUser: String?

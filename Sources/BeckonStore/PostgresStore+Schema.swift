@@ -187,7 +187,7 @@ extension PostgresStore {
     /// Brings the schema up to date. Several nodes may start at once: the first takes an
     /// advisory lock for the transaction, the others wait and then find nothing to do.
     public func migrate() async throws {
-        try await client.withTransaction(logger: logger) { connection in
+        try await transaction { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS beckon_migration (version integer PRIMARY KEY, applied_at bigint NOT NULL)",

@@ -4,8 +4,8 @@ import PostgresNIO
 
 /// The durable store on PostgreSQL, for several nodes on one database (issue 13; selected with
 /// `database.url` = `postgres://…`). In progress: the connection pool, the whole schema, apps,
-/// API keys and devices are done; the rest of `BeckonStore` follows (PLAN-issue-13.md on this
-/// branch).
+/// API keys, devices and the mailbox (appends, reads) are done; the rest of `BeckonStore`
+/// follows (PLAN-issue-13.md on this branch).
 ///
 /// Run it (`run()`) in the node's service group: the client's connection pool lives there.
 public final class PostgresStore: Sendable {
@@ -31,6 +31,17 @@ public final class PostgresStore: Sendable {
     /// Keeps the connection pool; returns when the task is cancelled.
     public func run() async {
         await client.run()
+    }
+
+    /// A transaction; the closure's own error comes out as itself (postgres-nio wraps it), so
+    /// callers see `BeckonStoreError`s as the SQLite store throws them.
+    func transaction<Result>(_ body: (PostgresConnection) async throws -> sending Result) async throws -> sending Result {
+        do {
+            return try await client.withTransaction(logger: logger, body)
+        } catch let error as PostgresTransactionError {
+            if let inner = error.closureError, error.rollbackError == nil { throw inner }
+            throw error
+        }
     }
 
     var timestamp: Int64 { Int64((now().timeIntervalSince1970 * 1000).rounded(.down)) }

@@ -109,4 +109,54 @@ struct PostgresStoreTests {
             }
         }
     }
+
+    @Test func appendsNumberEachUsersMailboxAndRetriesAnswerTheFirstAttempt() async throws {
+        try await withStore { store in
+            let app = Self.unique("chat")
+            try await store.createApp(.fixture(app))
+            let payload = Data(#"{"text":"hi"}"#.utf8)
+            let first = try await store.appendMessages(appID: app, [
+                NewMessage(recipients: ["ann", "bob"], payload: payload, idempotencyKey: "k1"),
+                NewMessage(recipients: ["bob"], payload: payload),
+            ])
+            #expect(first[0].positions.map(\.sequence) == [1, 1])
+            #expect(first[1].positions == [MailboxPosition(userID: "bob", sequence: 2)])
+            let retry = try await store.appendMessages(appID: app, [NewMessage(recipients: ["ann", "bob"], payload: payload, idempotencyKey: "k1")])
+            #expect(retry[0].isDuplicate && retry[0].message.id == first[0].message.id)
+            await #expect(throws: BeckonStoreError.idempotencyConflict(key: "k1")) {
+                try await store.appendMessages(appID: app, [NewMessage(recipients: ["ann"], payload: payload, idempotencyKey: "k1")])
+            }
+            let bob = UserRef(appID: app, userID: "bob")
+            #expect(try await store.lastSequence(of: bob) == 2)
+            #expect(try await store.messages(for: bob, after: 0, limit: 10).map(\.message.id) == first.map(\.message.id))
+            #expect(try await store.messages(for: bob, after: 1, limit: 10).map(\.sequence) == [2])
+            #expect(try await store.mailboxEntry(for: bob, messageID: first[1].message.id)?.sequence == 2)
+            #expect(try await store.message(appID: app, id: first[0].message.id)?.payload == payload)
+        }
+    }
+
+    @Test func twoNodesAppendingToOneUserAtOnceGetDistinctSequences() async throws {
+        try await withStore { store in
+            let app = Self.unique("chat")
+            try await store.createApp(.fixture(app))
+            let other = try PostgresStore(url: Self.url!, logger: Logger(label: "beckon.store.test"))
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { await other.run() }
+                let payload = Data("{}".utf8)
+                let sequences = try await withThrowingTaskGroup(of: [Int64].self) { posts in
+                    for index in 0..<40 {
+                        let node = index % 2 == 0 ? store : other
+                        posts.addTask {
+                            try await node.appendMessages(appID: app, [NewMessage(recipients: ["ann", "bob"], payload: payload)])
+                                .flatMap { $0.positions.map(\.sequence) }
+                        }
+                    }
+                    return try await posts.reduce(into: []) { $0 += $1 }
+                }
+                #expect(sequences.count == 80)
+                #expect(Set(sequences) == Set(1...40), "each user numbered 1…40 once")
+                tasks.cancelAll()
+            }
+        }
+    }
 }

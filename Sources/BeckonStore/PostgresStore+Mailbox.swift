@@ -1,0 +1,201 @@
+import BeckonProtocol
+import Foundation
+import PostgresNIO
+
+extension PostgresStore {
+    /// One transaction per call for now; merging concurrent calls as the SQLite group commit
+    /// does is the next step (PLAN-issue-13.md).
+    public func appendMessages(appID: String, _ messages: [NewMessage]) async throws -> [AppendedMessage] {
+        guard !messages.isEmpty else { return [] }
+        let prepared = try messages.map(PreparedMessage.init)
+        guard try await app(id: appID) != nil else { throw BeckonStoreError.appNotFound(appID) }
+        let now = timestamp
+        let logger = self.logger
+        return try await transaction { connection in
+            var results: [AppendedMessage] = []
+            for message in prepared {
+                results.append(try await Self.append(connection, appID: appID, message, now: now, logger: logger))
+            }
+            return results
+        }
+    }
+
+    public func messages(for user: UserRef, after sequence: Int64, limit: Int) async throws -> [MailboxEntry] {
+        guard limit > 0 else { return [] }
+        let now = timestamp
+        let rows = try await client.query(
+            """
+            SELECT mb.user_id, mb.sequence, \(unescaped: Message.columns),
+                   EXISTS (SELECT 1 FROM message_read r WHERE r.app_id = mb.app_id AND r.user_id = mb.user_id
+                           AND r.message_id = mb.message_id) AS is_read
+            FROM mailbox mb JOIN message m ON m.id = mb.message_id
+            WHERE mb.app_id = \(user.appID) AND mb.user_id = \(user.userID) AND mb.sequence > \(sequence)
+              AND (m.expires_at IS NULL OR m.expires_at > \(now))
+            ORDER BY mb.sequence
+            LIMIT \(limit)
+            """, logger: logger)
+        var entries: [MailboxEntry] = []
+        for try await row in rows {
+            let columns = row.makeRandomAccess()
+            entries.append(MailboxEntry(
+                userID: try columns["user_id"].decode(String.self), sequence: try columns["sequence"].decode(Int64.self),
+                message: try Message(postgres: columns), read: try columns["is_read"].decode(Bool.self)))
+        }
+        return entries
+    }
+
+    public func mailboxEntry(for user: UserRef, messageID: String) async throws -> MailboxEntry? {
+        let rows = try await client.query(
+            """
+            SELECT mb.user_id, mb.sequence, \(unescaped: Message.columns)
+            FROM mailbox mb JOIN message m ON m.id = mb.message_id
+            WHERE mb.message_id = \(messageID) AND mb.app_id = \(user.appID) AND mb.user_id = \(user.userID)
+            """, logger: logger)
+        for try await row in rows {
+            let columns = row.makeRandomAccess()
+            return MailboxEntry(
+                userID: try columns["user_id"].decode(String.self), sequence: try columns["sequence"].decode(Int64.self),
+                message: try Message(postgres: columns))
+        }
+        return nil
+    }
+
+    public func message(appID: String, id: String) async throws -> Message? {
+        try await Self.fetchMessage(client, appID: appID, id: id, logger: logger)
+    }
+
+    public func lastSequence(of user: UserRef) async throws -> Int64 {
+        for try await sequence in try await client.query(
+            "SELECT last_sequence FROM user_sequence WHERE app_id = \(user.appID) AND user_id = \(user.userID)", logger: logger
+        ).decode(Int64.self) {
+            return sequence
+        }
+        return 0
+    }
+
+    // MARK: Helpers
+
+    static func fetchMessage(
+        _ runner: some PostgresQueryRunner, appID: String, id: String, logger: Logger
+    ) async throws -> Message? {
+        for try await row in try await runner.run(
+            "SELECT \(unescaped: Message.columns) FROM message m WHERE m.id = \(id) AND m.app_id = \(appID)", logger: logger)
+        {
+            return try Message(postgres: row.makeRandomAccess())
+        }
+        return nil
+    }
+
+    private static func append(
+        _ connection: PostgresConnection, appID: String, _ message: PreparedMessage, now: Int64, logger: Logger
+    ) async throws -> AppendedMessage {
+        let id = UUID().uuidString.lowercased()
+        let expiresAt = message.new.expiresAt?.truncatedToMilliseconds
+        // The unique index on (app, idempotency key) decides a race between two nodes: the
+        // second insert waits for the first to commit, then inserts nothing.
+        var inserted = false
+        for try await _ in try await connection.query(
+            """
+            INSERT INTO message (id, app_id, kind, payload, hints, urgency, expires_at, idempotency_key, fingerprint, created_at)
+            VALUES (\(id), \(appID), \(message.new.kind.rawValue), \(message.new.payload), \(message.hintsJSON),
+                    \(message.new.urgency.rawValue), \(expiresAt?.millisecondsSince1970), \(message.new.idempotencyKey),
+                    \(message.fingerprint), \(now))
+            ON CONFLICT (app_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+            RETURNING id
+            """, logger: logger)
+        {
+            inserted = true
+        }
+        guard inserted else { return try await duplicate(connection, appID: appID, message, logger: logger) }
+
+        let counts = message.new.kind.countsAsUnread
+        let counterIncrement = counts && expiresAt == nil ? 1 : 0
+        // Each recipient's sequence row is locked in user order, so two appends to the same users
+        // on two nodes cannot deadlock; positions keep the order given.
+        var sequences: [String: Int64] = [:]
+        for userID in message.recipients.sorted() {
+            for try await sequence in try await connection.query(
+                """
+                INSERT INTO user_sequence (app_id, user_id, last_sequence, unread) VALUES (\(appID), \(userID), 1, \(counterIncrement))
+                ON CONFLICT (app_id, user_id) DO UPDATE SET last_sequence = user_sequence.last_sequence + 1,
+                    unread = user_sequence.unread + excluded.unread
+                RETURNING last_sequence
+                """, logger: logger
+            ).decode(Int64.self) {
+                sequences[userID] = sequence
+            }
+            if counts, let expiresAt {
+                try await connection.query(
+                    """
+                    INSERT INTO unread_expiring (app_id, user_id, message_id, expires_at)
+                    VALUES (\(appID), \(userID), \(id), \(expiresAt.millisecondsSince1970))
+                    """, logger: logger)
+            }
+            try await connection.query(
+                "INSERT INTO mailbox (app_id, user_id, sequence, message_id) VALUES (\(appID), \(userID), \(sequences[userID]!), \(id))",
+                logger: logger)
+        }
+        let stored = Message(
+            id: id, appID: appID, kind: message.new.kind, payload: message.new.payload, hints: message.new.hints,
+            urgency: message.new.urgency, expiresAt: expiresAt, idempotencyKey: message.new.idempotencyKey,
+            createdAt: Date(millisecondsSince1970: now))
+        let positions = message.recipients.map { MailboxPosition(userID: $0, sequence: sequences[$0]!) }
+        return AppendedMessage(message: stored, positions: positions, isDuplicate: false)
+    }
+
+    /// A retry of a stored message: answer what the first attempt stored, store nothing.
+    private static func duplicate(
+        _ connection: PostgresConnection, appID: String, _ message: PreparedMessage, logger: Logger
+    ) async throws -> AppendedMessage {
+        let key = message.new.idempotencyKey!
+        for try await (id, fingerprint) in try await connection.query(
+            "SELECT id, fingerprint FROM message WHERE app_id = \(appID) AND idempotency_key = \(key)", logger: logger
+        ).decode((String, Data).self) {
+            guard SecretToken.constantTimeEquals(fingerprint, message.fingerprint) else {
+                throw BeckonStoreError.idempotencyConflict(key: key)
+            }
+            var positions: [MailboxPosition] = []
+            for try await (userID, sequence) in try await connection.query(
+                "SELECT user_id, sequence FROM mailbox WHERE message_id = \(id) ORDER BY user_id", logger: logger
+            ).decode((String, Int64).self) {
+                positions.append(MailboxPosition(userID: userID, sequence: sequence))
+            }
+            let stored = try await fetchMessage(connection, appID: appID, id: id, logger: logger)!
+            return AppendedMessage(message: stored, positions: positions, isDuplicate: true)
+        }
+        throw BeckonStoreError.idempotencyConflict(key: key)
+    }
+}
+
+/// What `PostgresClient` and `PostgresConnection` share: running a query.
+protocol PostgresQueryRunner: Sendable {
+    func run(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence
+}
+
+extension PostgresClient: PostgresQueryRunner {
+    func run(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence { try await self.query(query, logger: logger) }
+}
+
+extension PostgresConnection: PostgresQueryRunner {
+    func run(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence { try await self.query(query, logger: logger) }
+}
+
+extension Message {
+    init(postgres row: PostgresRandomAccessRow) throws {
+        let kind = try row["kind"].decode(String.self)
+        let urgency = try row["urgency"].decode(String.self)
+        guard let parsedKind = MessageKind(rawValue: kind), let parsedUrgency = MessageUrgency(rawValue: urgency) else {
+            throw BeckonStoreError.invalidArgument(field: "message", reason: "unknown kind or urgency in the database")
+        }
+        self.init(
+            id: try row["id"].decode(String.self),
+            appID: try row["app_id"].decode(String.self),
+            kind: parsedKind,
+            payload: try row["payload"].decode(Data?.self) ?? Data(),
+            hints: try row["hints"].decode(String?.self).map { try StoreJSON.decode(NotificationHints.self, from: $0) },
+            urgency: parsedUrgency,
+            expiresAt: try row["expires_at"].decode(Int64?.self).map(Date.init(millisecondsSince1970:)),
+            idempotencyKey: try row["idempotency_key"].decode(String?.self),
+            createdAt: Date(millisecondsSince1970: try row["created_at"].decode(Int64.self)))
+    }
+}
