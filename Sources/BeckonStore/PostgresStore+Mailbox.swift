@@ -65,12 +65,7 @@ extension PostgresStore {
     }
 
     public func lastSequence(of user: UserRef) async throws -> Int64 {
-        for try await sequence in try await client.query(
-            "SELECT last_sequence FROM user_sequence WHERE app_id = \(user.appID) AND user_id = \(user.userID)", logger: logger
-        ).decode(Int64.self) {
-            return sequence
-        }
-        return 0
+        try await Self.lastSequence(client, user, logger: logger)
     }
 
     // MARK: Helpers

@@ -159,4 +159,33 @@ struct PostgresStoreTests {
             }
         }
     }
+
+    @Test func cursorsMoveForwardReadsCountOnceAndWelcomeSaysWhatWasRead() async throws {
+        try await withStore { store in
+            let app = Self.unique("chat")
+            try await store.createApp(.fixture(app))
+            let phone = try await store.registerDevice(.fixture(app: app, device: "phone", user: "ann"))
+            let tablet = try await store.registerDevice(.fixture(app: app, device: "tablet", user: "ann"))
+            let payload = Data(#"{"text":"hi"}"#.utf8)
+            let posted = try await store.appendMessages(appID: app, (1...3).map { _ in NewMessage(recipients: ["ann"], payload: payload) })
+            let ids = posted.map(\.message.id)
+            let ann = UserRef(appID: app, userID: "ann")
+            #expect(try await store.unreadCount(of: ann) == 3)
+            #expect(try await store.ack(device: phone.ref, upTo: 99) == 3, "never past the last sequence")
+            #expect(try await store.ack(device: phone.ref, upTo: 1) == 3, "only forward")
+            #expect(try await store.cursor(device: phone.ref) == 3)
+            #expect(try await store.cursor(device: tablet.ref) == 0)
+            // Read on both devices at once: counted once.
+            async let onPhone = store.markRead(device: phone.ref, messageIDs: [ids[0], ids[1]])
+            async let onTablet = store.markRead(device: tablet.ref, messageIDs: [ids[1]])
+            let (a, b) = try await (onPhone, onTablet)
+            #expect(Set(a + b) == [ids[0], ids[1]])
+            #expect(try await store.unreadCount(of: ann) == 1)
+            let start = try await store.sessionStart(for: ann, cursor: 3, window: 100, callsEndedSince: Date(timeIntervalSince1970: 0))
+            #expect(start.lastSequence == 3 && start.badge == 1 && start.readUpToCursor == [ids[1], ids[0]])
+            await #expect(throws: BeckonStoreError.deviceNotFound(appID: app, deviceID: "none")) {
+                try await store.ack(device: DeviceRef(appID: app, deviceID: "none"), upTo: 1)
+            }
+        }
+    }
 }
