@@ -1,3 +1,4 @@
+import APNSCore
 import Foundation
 import Logging
 import Testing
@@ -185,6 +186,40 @@ struct PostgresStoreTests {
             #expect(start.lastSequence == 3 && start.badge == 1 && start.readUpToCursor == [ids[1], ids[0]])
             await #expect(throws: BeckonStoreError.deviceNotFound(appID: app, deviceID: "none")) {
                 try await store.ack(device: DeviceRef(appID: app, deviceID: "none"), upTo: 1)
+            }
+        }
+    }
+
+    @Test func twoNodesClaimDisjointPushesAndADeadNodesClaimsComeBackAfterTheLease() async throws {
+        try await withStore { store in
+            let app = Self.unique("chat")
+            try await store.createApp(.fixture(app))
+            let phone = try await store.registerDevice(.fixture(app: app, device: "phone", user: "ann", pushToken: String(repeating: "cd", count: 32)))
+            let pushes = try (1...20).map { n -> OutboxPush in
+                let notification = try APNSRenderedNotification(
+                    APNSAlertNotification(badge: n, apnsID: UUID()), bundleID: "com.example.\(app)")
+                return OutboxPush(
+                    device: phone.ref, tokenKind: .remote, reason: .alert, strategy: .content, notification: notification,
+                    messageCount: 1, ringingCallID: nil, ringingUntil: nil, createdAt: Date(timeIntervalSince1970: 1_000 + Double(n)))
+            }
+            try await store.saveDelivery(DeliveryBatch(pushes: pushes))
+            let other = try PostgresStore(url: Self.url!, logger: Logger(label: "beckon.store.test"))
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { await other.run() }
+                let now = Date(timeIntervalSince1970: 2_000), lease = Date(timeIntervalSince1970: 2_030)
+                async let first = store.claimPushes(appID: app, before: now, limit: 12, leaseUntil: lease)
+                async let second = other.claimPushes(appID: app, before: now, limit: 12, leaseUntil: lease)
+                let (a, b) = try await (first, second)
+                #expect(a.count + b.count == 20)
+                #expect(Set(a.map(\.id)).isDisjoint(with: b.map(\.id)), "no push claimed twice")
+                #expect(a.first.map { pushes.contains($0) } ?? true, "the rendered request as decided")
+                // Node one sends its pushes; node two dies. Its claims come due when the lease ends.
+                for push in a { try await store.completePush(id: push.id, result: .sent(at: now)) }
+                #expect(try await store.claimPushes(appID: app, before: now.addingTimeInterval(10), limit: 50, leaseUntil: lease).isEmpty)
+                let retaken = try await store.claimPushes(
+                    appID: app, before: lease.addingTimeInterval(1), limit: 50, leaseUntil: lease.addingTimeInterval(30))
+                #expect(Set(retaken.map(\.id)) == Set(b.map(\.id)))
+                tasks.cancelAll()
             }
         }
     }
