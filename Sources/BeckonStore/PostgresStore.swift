@@ -3,10 +3,9 @@ import Logging
 import PostgresNIO
 
 /// The durable store on PostgreSQL, for several nodes on one database (issue 13; selected with
-/// `database.url` = `postgres://…`). In progress: the connection pool, the whole schema, apps,
-/// API keys, devices, the mailbox (appends, reads), cursors, read state, unread counts,
-/// delivery state and the push outbox (claims with SKIP LOCKED and a lease) are done; push
-/// records and calls follow (PLAN-issue-13.md on this branch).
+/// `database.url` = `postgres://…`). Every `BeckonStore` operation is here; in progress (issue
+/// 13, PLAN-issue-13.md on this branch): batching appends across concurrent calls, the node's
+/// selection of the store, the shared test suite, several nodes.
 ///
 /// Run it (`run()`) in the node's service group: the client's connection pool lives there.
 public final class PostgresStore: Sendable {

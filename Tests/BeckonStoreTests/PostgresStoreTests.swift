@@ -223,4 +223,23 @@ struct PostgresStoreTests {
             }
         }
     }
+
+    @Test func aCallEndsOnceWhicheverNodeHearsItFirst() async throws {
+        try await withStore { store in
+            let app = Self.unique("chat")
+            try await store.createApp(.fixture(app))
+            let call = try await store.appendMessages(
+                appID: app, [NewMessage(recipients: ["ann", "bob"], kind: .call, payload: Data("{}".utf8))])[0].message.id
+            let at = Date(timeIntervalSince1970: 1_000)
+            #expect(try await store.endCall(appID: app, callID: call, outcome: "answered-elsewhere", at: at)
+                == .ended(users: [UserRef(appID: app, userID: "ann"), UserRef(appID: app, userID: "bob")], at: at))
+            #expect(try await store.endCall(appID: app, callID: call, outcome: "declined", at: at.addingTimeInterval(5))
+                == .alreadyEnded(outcome: "answered-elsewhere", at: at))
+            #expect(try await store.endedCalls(appID: app, callIDs: [call, "other"]) == [call])
+            await #expect(throws: BeckonStoreError.callNotFound("nope")) {
+                try await store.endCall(appID: app, callID: "nope", outcome: "declined", at: at)
+            }
+            #expect(try await store.pushRecords(appID: app, since: Date(timeIntervalSince1970: 0)).isEmpty)
+        }
+    }
 }
