@@ -185,7 +185,10 @@ let package = Package(
         .testTarget(name: "APNSCoreTests", dependencies: ["APNSCore", "BeckonJSON"]),
         .testTarget(
             name: "BeckonStoreTests",
-            dependencies: ["BeckonStore", "BeckonProtocol", "APNSCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "BeckonStore", "BeckonProtocol", "APNSCore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "BeckonCLITests",

@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct CursorTests {
     @Test func cursorIsCumulativeAndNeverGoesBackwards() async throws {
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture())
             try await store.registerDevice(.fixture(device: "phone", user: "ann"))
             _ = try await store.appendMessages(appID: "chat", (1...5).map { _ in NewMessage(recipients: ["ann"]) })
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func concurrentAcksKeepTheHighest() async throws {
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture())
             try await store.registerDevice(.fixture(device: "phone", user: "ann"))
             _ = try await store.appendMessages(appID: "chat", (1...200).map { _ in NewMessage(recipients: ["ann"]) })
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func cursorsArePerDeviceAndRestartWhenTheUserChanges() async throws {
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture())
             try await store.registerDevice(.fixture(device: "phone", user: "ann"))
             try await store.registerDevice(.fixture(device: "tablet", user: "ann"))
@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func readStateIsPerDeviceAndReadElsewhereIsReportedOnce() async throws {
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture())
             try await store.registerDevice(.fixture(device: "phone", user: "ann"))
             try await store.registerDevice(.fixture(device: "tablet", user: "ann"))

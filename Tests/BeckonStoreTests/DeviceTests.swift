@@ -7,7 +7,7 @@ import Testing
 @Suite struct DeviceTests {
     @Test func registerIsAnUpsertByAppAndDeviceID() async throws {
         let clock = TestClock()
-        try await withStore(clock: clock) { store in
+        try await withEachStore(clock: clock) { store in
             try await store.createApp(.fixture())
             var registration = DeviceRegistration.fixture(device: "phone", user: "ann", pushToken: token("A").uppercased())
             registration.capabilities = DeviceCapabilities(
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func tokenLookupIsPerAppAndKind() async throws {
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture("chat"))
             try await store.createApp(.fixture("mail"))
             try await store.registerDevice(.fixture(device: "phone", user: "ann", pushToken: token("A"), voipToken: token("V")))
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func aTokenMovesToTheDeviceThatRegistersItLast() async throws {
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture())
             try await store.registerDevice(.fixture(device: "old-install", user: "ann", pushToken: token("A"), voipToken: token("V")))
             try await store.registerDevice(.fixture(device: "new-install", user: "ann", pushToken: token("A")))
@@ -73,7 +73,7 @@ import Testing
 
     @Test func aDeadTokenIsRemovedOnlyIfNotRegisteredSinceAPNsTimestamp() async throws {
         let clock = TestClock()
-        try await withStore(clock: clock) { store in
+        try await withEachStore(clock: clock) { store in
             try await store.createApp(.fixture())
             let phone = DeviceRef(appID: "chat", deviceID: "phone")
             try await store.registerDevice(.fixture(device: "phone", user: "ann", pushToken: token("A")))
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func registrationsAreChecked() async throws {
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture(environments: [.production]))
             await #expect(throws: BeckonStoreError.appNotFound("mail")) {
                 try await store.registerDevice(.fixture(app: "mail", device: "phone", user: "ann"))
@@ -109,7 +109,7 @@ import Testing
     }
 
     @Test func deleteRemovesTheDeviceAndItsCursor() async throws {
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture())
             let phone = DeviceRef(appID: "chat", deviceID: "phone")
             try await store.registerDevice(.fixture(device: "phone", user: "ann", pushToken: token("A")))

@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct MailboxTests {
     @Test func sequencesAreGapFreeAndOrderedUnderConcurrentAppends() async throws {
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture())
             let tasks = 20
             let perTask = 50
@@ -48,7 +48,7 @@ import Testing
 
     @Test func concurrentAppendsThatFailDoNotUndoTheOthers() async throws {
         // Concurrent appends share commits (GroupCommit); each still succeeds or fails alone.
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture())
             _ = try await store.appendMessages(appID: "chat", [NewMessage(recipients: ["ann"], payload: text("a"), idempotencyKey: "k")])
             let outcomes = await withTaskGroup(of: Bool.self) { group in
@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test func aBatchIsOneTransactionWithItsOwnOrder() async throws {
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture())
             let results = try await store.appendMessages(appID: "chat", [
                 NewMessage(recipients: ["ann", "bob", "ann"], payload: text("1")),
@@ -103,7 +103,7 @@ import Testing
 
     @Test func idempotencyReturnsTheOriginalAndStoresNothing() async throws {
         let clock = TestClock()
-        try await withStore(clock: clock) { store in
+        try await withEachStore(clock: clock) { store in
             try await store.createApp(.fixture())
             let message = NewMessage(
                 recipients: ["ann", "bob"], payload: text("hello"),
@@ -140,7 +140,7 @@ import Testing
     }
 
     @Test func resumeFromACursorWithALimit() async throws {
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture())
             let ids = try await store.appendMessages(
                 appID: "chat", (1...10).map { NewMessage(recipients: ["ann"], payload: text("\($0)")) }
@@ -156,7 +156,7 @@ import Testing
 
     @Test func expiredMessagesAreNotSyncedButKeepTheirSequence() async throws {
         let clock = TestClock()
-        try await withStore(clock: clock) { store in
+        try await withEachStore(clock: clock) { store in
             try await store.createApp(.fixture())
             _ = try await store.appendMessages(appID: "chat", [
                 NewMessage(recipients: ["ann"], kind: .call, expiresAt: clock.now + 30),
@@ -175,7 +175,7 @@ import Testing
     }
 
     @Test func isolationBetweenAppsAndUsers() async throws {
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture("chat"))
             try await store.createApp(.fixture("mail"))
             let chat = try await store.appendMessages(appID: "chat", [NewMessage(recipients: ["ann"], payload: text("chat"))])[0]
@@ -203,7 +203,7 @@ import Testing
 
     @Test func storedMessagesRoundTrip() async throws {
         let clock = TestClock()
-        try await withStore(clock: clock) { store in
+        try await withEachStore(clock: clock) { store in
             try await store.createApp(.fixture())
             let payload = Data((0...255).map(UInt8.init))
             let hints = NotificationHints(

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import PostgresNIO
 import Testing
 
 @testable import BeckonStore
@@ -63,3 +65,38 @@ func token(_ seed: String) -> String {
 }
 
 func text(_ string: String) -> Data { Data(string.utf8) }
+
+/// Runs `body` on a fresh SQLite store, and on a fresh PostgreSQL database too when
+/// `BECKON_TEST_POSTGRES_URL` is set (CI sets it): one suite, two stores (issue 13).
+func withEachStore(clock: TestClock = TestClock(), _ body: (any BeckonStore) async throws -> Void) async throws {
+    try await withStore(clock: clock) { store in try await body(store) }
+    guard let url = postgresTestURL else { return }
+    try await withFreshPostgresDatabase(url: url, clock: clock, body)
+}
+
+/// A database of its own for one test, dropped afterwards.
+func withFreshPostgresDatabase(url: String, clock: TestClock, _ body: (any BeckonStore) async throws -> Void) async throws {
+    let name = "beckon_test_\(UUID().uuidString.prefix(8).lowercased())"
+    let admin = try PostgresStore(url: url, logger: Logger(label: "beckon.store.test"))
+    try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { await admin.run() }
+        try await admin.client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: admin.logger)
+        var components = URLComponents(string: url)!
+        components.path = "/" + name
+        let store = try PostgresStore(url: components.string!, logger: Logger(label: "beckon.store.test"), now: { clock.now })
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { inner in
+                inner.addTask { await store.run() }
+                defer { inner.cancelAll() }
+                try await store.migrate()
+                try await body(store)
+            }
+        } catch {
+            try? await admin.client.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"), logger: admin.logger)
+            tasks.cancelAll()
+            throw error
+        }
+        try await admin.client.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"), logger: admin.logger)
+        tasks.cancelAll()
+    }
+}
