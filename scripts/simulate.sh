@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Plays every built-in simulator scenario (docs/simulator.md) against a real node, writing each
-# timeline (SVG) and report (JSON) to artifacts/simulations/, with an index.html to open them.
+# Plays every built-in simulator scenario and scenarios/lunch.json (docs/simulator.md) against a
+# real node, writing each timeline (SVG) and report (JSON) to artifacts/simulations/, with an
+# index.html to open them.
 # Exits non-zero if any scenario fails. Usage: scripts/simulate.sh [path/to/beckon]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,22 +18,23 @@ failed=()
     echo '<h1>Beckon simulator: built-in scenarios</h1><ul>'
 } >"$OUT/index.html"
 while IFS=$'\t' read -r name summary; do
-    run() { "$BECKON" simulate "$name" --timeline "$OUT/$name.svg" --report "$OUT/$name.json" >"$OUT/$name.txt" 2>&1; }
+    file=$(basename "$name" .json)
+    run() { "$BECKON" simulate "$name" --timeline "$OUT/$file.svg" --report "$OUT/$file.json" >"$OUT/$file.txt" 2>&1; }
     if run; then
         verdict=passed
-    elif cp "$OUT/$name.txt" "$OUT/$name.first-run.txt" && run; then
+    elif cp "$OUT/$file.txt" "$OUT/$file.first-run.txt" && run; then
         # Scenarios run in scaled wall-clock time: a loaded machine can miss a window. Passing
         # on the second run is reported, never hidden (see the first run's output).
-        verdict="passed on the second run (FLAKY: $OUT/$name.first-run.txt)"
-        grep FAIL "$OUT/$name.first-run.txt" || true
+        verdict="passed on the second run (FLAKY: $OUT/$file.first-run.txt)"
+        grep FAIL "$OUT/$file.first-run.txt" || true
     else
         verdict=FAILED
         failed+=("$name")
-        cat "$OUT/$name.txt"
+        cat "$OUT/$file.txt"
     fi
     echo "simulate $name: $verdict"
-    echo "<li><a href=\"$name.svg\">$name</a> ($verdict, <a href=\"$name.json\">report</a>): $summary</li>" >>"$OUT/index.html"
-done < <("$BECKON" simulate --list)
+    echo "<li><a href=\"$file.svg\">$name</a> ($verdict, <a href=\"$file.json\">report</a>): $summary</li>" >>"$OUT/index.html"
+done < <("$BECKON" simulate --list; printf 'scenarios/lunch.json\tthe example scenario file (docs/simulator.md)\n')
 echo '</ul>' >>"$OUT/index.html"
 if [ ${#failed[@]} -gt 0 ]; then
     echo "failed scenarios: ${failed[*]}" >&2
