@@ -92,7 +92,7 @@ func withFreshPostgresDatabase(url: String, clock: TestClock, _ body: (any Becko
                 try await body(store)
             }
         } catch {
-            try? await admin.client.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"), logger: admin.logger)
+            _ = try? await admin.client.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"), logger: admin.logger)
             tasks.cancelAll()
             throw error
         }
