@@ -97,7 +97,7 @@ let package = Package(
             name: "beckon",
             dependencies: [
                 "APNSCore", "APNS", "APNSEmulator", "BeckonServer", "BeckonNode", "BeckonJSON", "BeckonProtocol",
-                "BeckonSimulation",
+                "BeckonSimulation", "BeckonStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

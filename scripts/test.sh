@@ -12,4 +12,11 @@ swift build --product beckon >/dev/null
 BECKON="$(swift build --show-bin-path)/beckon"
 python3 scripts/crash-durability.py "$BECKON"
 python3 scripts/demo.py "$BECKON"
+if [ -n "${BECKON_TEST_POSTGRES_URL:-}" ]; then
+    # The same path, from a post to a measured wake, with the store on PostgreSQL (issue 13).
+    DB="beckon_demo_$$"
+    psql "$BECKON_TEST_POSTGRES_URL" -qc "CREATE DATABASE $DB"
+    BECKON_DATABASE_URL="${BECKON_TEST_POSTGRES_URL%/*}/$DB" python3 scripts/demo.py "$BECKON"
+    psql "$BECKON_TEST_POSTGRES_URL" -qc "DROP DATABASE $DB WITH (FORCE)"
+fi
 scripts/simulate.sh "$BECKON"

@@ -16,6 +16,9 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     public var maximumConnections: Int?
     /// `database.path`: the SQLite file (WAL mode); created on first start.
     public var databasePath: String
+    /// `database.url`: `postgres://user[:password]@host[:port]/database` puts the store on
+    /// PostgreSQL instead (issue 13, in progress: one node for now); `database.path` is then unused.
+    public var databaseURL: String?
     /// `limits.payload-bytes`: the largest message payload accepted (64 KiB by default).
     public var maximumPayloadBytes: Int
     /// `limits.body-bytes`: the largest HTTP request body accepted.
@@ -98,6 +101,10 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             shutdownGraceSeconds: config.int(forKey: "shutdown.grace-seconds", default: defaults.shutdownGraceSeconds)
         )
         guard (0...65535).contains(port) else { throw .invalid(key: "http.port", "must be 0-65535") }
+        databaseURL = config.string(forKey: "database.url")
+        if let databaseURL, !(databaseURL.hasPrefix("postgres://") || databaseURL.hasPrefix("postgresql://")) {
+            throw .invalid(key: "database.url", "must be postgres://user[:password]@host[:port]/database")
+        }
         maximumConnections = config.int(forKey: "http.max-connections")
         if let maximumConnections, maximumConnections < 1 {
             throw .invalid(key: "http.max-connections", "must be at least 1")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BeckonNode
 import BeckonServer
+import BeckonStore
 import Configuration
 import Logging
 import Metrics
@@ -45,6 +46,10 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "beckon.server")
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        if let url = settings.databaseURL {
+            try await servePostgres(url: url, settings: settings, registry: registry, logger: logger)
+            return
+        }
         // Created on first start; the declared apps are saved into it before the listener opens.
         let store = try await BeckonHTTPServer.openStore(configuration: settings, logger: Logger(label: "beckon.store"))
         // With no Apple key for an app, this starts the built-in APNs emulator and says so.
@@ -63,5 +68,24 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // Every acknowledged write is already committed; closing checkpoints the WAL.
         try store.close()
+    }
+
+    /// The node on PostgreSQL (`database.url`): the connection pool runs beside the node and
+    /// stops after it.
+    private func servePostgres(
+        url: String, settings: BeckonServerConfiguration, registry: PrometheusCollectorRegistry, logger: Logger
+    ) async throws {
+        let store = try PostgresStore(url: url, logger: Logger(label: "beckon.store"))
+        let pool = Task { await store.run() }
+        defer { pool.cancel() }
+        try await BeckonHTTPServer.openPostgresStore(store, configuration: settings)
+        let node = try await BeckonNode.assemble(configuration: settings, store: store, metrics: registry, logger: logger)
+        let services = ServiceGroup(configuration: .init(
+            services: [node], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        logger.info("starting", metadata: [
+            "host": "\(settings.host)", "port": "\(settings.port)", "database": "postgresql",
+            "apps": "\(settings.apps.map(\.id))",
+        ])
+        try await services.run()
     }
 }

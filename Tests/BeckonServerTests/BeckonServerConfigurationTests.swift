@@ -28,5 +28,14 @@ import Testing
                 "limits.payload-bytes": 2_000_000, "limits.body-bytes": 1_000_000,
             ])))
         }
+        #expect(throws: BeckonConfigurationError.invalid(key: "database.url", "must be postgres://user[:password]@host[:port]/database")) {
+            try BeckonServerConfiguration(reading: ConfigReader(provider: InMemoryProvider(values: ["database.url": "mysql://x"])))
+        }
+    }
+
+    @Test func aPostgresURLSelectsPostgreSQL() throws {
+        let configuration = try BeckonServerConfiguration(
+            reading: ConfigReader(provider: InMemoryProvider(values: ["database.url": "postgres://beckon@127.0.0.1:5432/beckon"])))
+        #expect(configuration.databaseURL == "postgres://beckon@127.0.0.1:5432/beckon")
     }
 }
