@@ -44,5 +44,10 @@ public final class PostgresStore: Sendable {
         }
     }
 
+    /// A statement no query can carry binds for (`CREATE DATABASE`): tests and the simulator only.
+    public func execute(unsafeSQL sql: String) async throws {
+        try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+    }
+
     var timestamp: Int64 { Int64((now().timeIntervalSince1970 * 1000).rounded(.down)) }
 }

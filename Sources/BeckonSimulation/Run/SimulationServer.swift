@@ -32,14 +32,18 @@ public final class SimulationServer: Sendable {
     public let port: Int
     public let directory: URL
     let apiKey: String
-    let store: SQLiteStore
+    let store: any BeckonStore
+    /// What stopping the node must also do to its store: close the SQLite file, or stop the
+    /// PostgreSQL pool and drop the run's database.
+    private let closeStore: @Sendable () async -> Void
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
 
     private init(
-        node: BeckonNode, emulator: APNSEmulator, port: Int, directory: URL, apiKey: String, store: SQLiteStore,
-        group: ServiceGroup, running: Task<Void, any Error>
+        node: BeckonNode, emulator: APNSEmulator, port: Int, directory: URL, apiKey: String, store: any BeckonStore,
+        closeStore: @escaping @Sendable () async -> Void, group: ServiceGroup, running: Task<Void, any Error>
     ) {
+        self.closeStore = closeStore
         self.node = node
         self.emulator = emulator
         self.port = port
@@ -56,7 +60,8 @@ public final class SimulationServer: Sendable {
     ) async throws -> SimulationServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-simulate-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let store = try SQLiteStore(path: directory.appendingPathComponent("beckon.sqlite").path)
+        // `BECKON_SIMULATE_POSTGRES_URL` runs the node on PostgreSQL, in a database of its own.
+        let (store, closeStore) = try await openStore(directory: directory)
         var configuration = BeckonServerConfiguration.defaults
         configuration.port = 0
         configuration.host = "127.0.0.1"
@@ -82,9 +87,34 @@ public final class SimulationServer: Sendable {
             throw SimulationError("the server did not start with its built-in APNs emulator")
         }
         return SimulationServer(
-            node: node, emulator: emulator, port: port, directory: directory, apiKey: apiKey, store: store, group: group,
+            node: node, emulator: emulator, port: port, directory: directory, apiKey: apiKey, store: store,
+            closeStore: closeStore, group: group,
             running: running)
     }
+    private static func openStore(directory: URL) async throws -> (any BeckonStore, @Sendable () async -> Void) {
+        guard let url = ProcessInfo.processInfo.environment["BECKON_SIMULATE_POSTGRES_URL"] else {
+            let store = try SQLiteStore(path: directory.appendingPathComponent("beckon.sqlite").path)
+            return (store, { try? store.close() })
+        }
+        let name = "beckon_simulate_\(UUID().uuidString.prefix(8).lowercased())"
+        var logger = Logger(label: "beckon.store")
+        logger.logLevel = .error
+        let admin = try PostgresStore(url: url, logger: logger)
+        let adminPool = Task { await admin.run() }
+        try await admin.execute(unsafeSQL: "CREATE DATABASE \(name)")
+        var components = URLComponents(string: url)!
+        components.path = "/" + name
+        let store = try PostgresStore(url: components.string!, logger: logger)
+        let pool = Task { await store.run() }
+        try await store.migrate()
+        return (store, {
+            pool.cancel()
+            _ = await pool.value
+            try? await admin.execute(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)")
+            adminPool.cancel()
+        })
+    }
+
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
     public var syncURL: URL { URL(string: "ws://127.0.0.1:\(port)/v1/sync")! }
 
@@ -92,7 +122,7 @@ public final class SimulationServer: Sendable {
     public func stop() async {
         await group.triggerGracefulShutdown()
         _ = try? await running.value
-        try? store.close()
+        await closeStore()
         try? FileManager.default.removeItem(at: directory)
     }
 
