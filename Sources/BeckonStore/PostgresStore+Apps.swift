@@ -5,43 +5,39 @@ import PostgresNIO
 extension PostgresStore {
     @discardableResult
     public func createApp(_ app: App) async throws -> App {
-        try Self.checkApp(app)
-        let now = timestamp
-        let environments = try StoreJSON.encode(app.environments.map(\.rawValue).sorted())
-        let limits = try StoreJSON.encode(app.limits)
-        let defaults = app.deliveryDefaults
-        let inserted = try await returnsRow(
-            """
-            INSERT INTO app (id, bundle_id, team_id, apns_key_id, apns_key_reference, environments, delivery_defaults,
-                             limits, created_at, updated_at)
-            VALUES (\(app.id), \(app.bundleID), \(app.teamID), \(app.apnsKeyID), \(app.apnsKeyReference), \(environments),
-                    \(defaults), \(limits), \(now), \(now))
-            ON CONFLICT (id) DO NOTHING
-            RETURNING id
-            """)
-        guard inserted else { throw BeckonStoreError.alreadyExists(app.id) }
+        guard try await returnsRow(try Self.upsert(app, now: timestamp, replacing: false)) else {
+            throw BeckonStoreError.alreadyExists(app.id)
+        }
         return try await self.app(id: app.id)!
     }
 
     @discardableResult
     public func saveApp(_ app: App) async throws -> App {
-        try Self.checkApp(app)
-        let now = timestamp
+        _ = try await returnsRow(try Self.upsert(app, now: timestamp, replacing: true))
+        return try await self.app(id: app.id)!
+    }
+
+    /// The app's row, inserted; an existing one is replaced or left (then nothing is returned).
+    private static func upsert(_ app: App, now: Int64, replacing: Bool) throws -> PostgresQuery {
+        try checkApp(app)
         let environments = try StoreJSON.encode(app.environments.map(\.rawValue).sorted())
         let limits = try StoreJSON.encode(app.limits)
-        let defaults = app.deliveryDefaults
-        try await client.query(
-            """
-            INSERT INTO app (id, bundle_id, team_id, apns_key_id, apns_key_reference, environments, delivery_defaults,
-                             limits, created_at, updated_at)
-            VALUES (\(app.id), \(app.bundleID), \(app.teamID), \(app.apnsKeyID), \(app.apnsKeyReference), \(environments),
-                    \(defaults), \(limits), \(now), \(now))
-            ON CONFLICT (id) DO UPDATE SET
+        let conflict = replacing
+            ? """
+            DO UPDATE SET
                 bundle_id = excluded.bundle_id, team_id = excluded.team_id, apns_key_id = excluded.apns_key_id,
                 apns_key_reference = excluded.apns_key_reference, environments = excluded.environments,
                 delivery_defaults = excluded.delivery_defaults, limits = excluded.limits, updated_at = excluded.updated_at
-            """, logger: logger)
-        return try await self.app(id: app.id)!
+            """
+            : "DO NOTHING"
+        return try """
+            INSERT INTO app (id, bundle_id, team_id, apns_key_id, apns_key_reference, environments, delivery_defaults,
+                             limits, created_at, updated_at)
+            VALUES (\(app.id), \(app.bundleID), \(app.teamID), \(app.apnsKeyID), \(app.apnsKeyReference), \(environments),
+                    \(app.deliveryDefaults), \(limits), \(now), \(now))
+            ON CONFLICT (id) \(unescaped: conflict)
+            RETURNING id
+            """
     }
 
     public func app(id: String) async throws -> App? {

@@ -5,14 +5,7 @@ import PostgresNIO
 extension PostgresStore {
     @discardableResult
     public func registerDevice(_ registration: DeviceRegistration) async throws -> Device {
-        let pushToken = try registration.pushToken.map { try SQLiteStore.normalizedToken($0, field: "pushToken") }
-        let voipToken = try registration.voipToken.map { try SQLiteStore.normalizedToken($0, field: "voipToken") }
-        guard !registration.deviceID.isEmpty else {
-            throw BeckonStoreError.invalidArgument(field: "deviceID", reason: "must not be empty")
-        }
-        guard !registration.userID.isEmpty else {
-            throw BeckonStoreError.invalidArgument(field: "userID", reason: "must not be empty")
-        }
+        let (pushToken, voipToken) = try SQLiteStore.checkedTokens(registration)
         guard let app = try await app(id: registration.appID) else { throw BeckonStoreError.appNotFound(registration.appID) }
         guard app.environments.contains(registration.environment) else {
             throw BeckonStoreError.invalidArgument(

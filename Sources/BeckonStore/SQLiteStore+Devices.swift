@@ -5,14 +5,7 @@ import GRDB
 extension SQLiteStore {
     @discardableResult
     public func registerDevice(_ registration: DeviceRegistration) async throws -> Device {
-        let pushToken = try registration.pushToken.map { try Self.normalizedToken($0, field: "pushToken") }
-        let voipToken = try registration.voipToken.map { try Self.normalizedToken($0, field: "voipToken") }
-        guard !registration.deviceID.isEmpty else {
-            throw BeckonStoreError.invalidArgument(field: "deviceID", reason: "must not be empty")
-        }
-        guard !registration.userID.isEmpty else {
-            throw BeckonStoreError.invalidArgument(field: "userID", reason: "must not be empty")
-        }
+        let (pushToken, voipToken) = try Self.checkedTokens(registration)
         let capabilities = try StoreJSON.encode(registration.capabilities)
         let now = timestamp
         let logger = self.logger
@@ -187,6 +180,19 @@ extension SQLiteStore {
     }
 
     // MARK: Helpers
+
+    /// The registration's ids checked and its tokens normalized (both stores).
+    static func checkedTokens(_ registration: DeviceRegistration) throws -> (push: String?, voip: String?) {
+        let pushToken = try registration.pushToken.map { try normalizedToken($0, field: "pushToken") }
+        let voipToken = try registration.voipToken.map { try normalizedToken($0, field: "voipToken") }
+        guard !registration.deviceID.isEmpty else {
+            throw BeckonStoreError.invalidArgument(field: "deviceID", reason: "must not be empty")
+        }
+        guard !registration.userID.isEmpty else {
+            throw BeckonStoreError.invalidArgument(field: "userID", reason: "must not be empty")
+        }
+        return (pushToken, voipToken)
+    }
 
     static func fetchDevice(_ db: Database, _ device: DeviceRef) throws -> Device? {
         try Row.fetchOne(
