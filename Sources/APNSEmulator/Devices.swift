@@ -58,17 +58,25 @@ struct DeviceRecord: Sendable {
     /// Storage keeps a notification at most 30 days (apns.md E.1).
     static let maximumStorage: TimeInterval = 30 * 24 * 3600
 
-    /// A notification APNs accepted (after the 200). Returns what became of it, and of the one it
-    /// replaced in storage.
+    /// A notification APNs accepted (after the 200). Returns whether it reached the device now.
+    /// `observe` (the device side, when someone listens) hears each step; nothing is built for
+    /// it otherwise: this runs for every push the emulator accepts.
     @discardableResult
-    mutating func accept(_ notification: APNSEmulatorNotification, now: Date, logLimit: Int) -> [APNSEmulatorDeviceEvent] {
+    mutating func accept(
+        _ notification: APNSEmulatorNotification, now: Date, logLimit: Int,
+        observe: ((APNSEmulatorDeviceEvent) -> Void)? = nil
+    ) -> Bool {
+        observe?(.accepted(notification))
         if device.isOnline {
-            return [.accepted(notification), .delivered(deliver(notification, now: now, logLimit: logLimit))]
+            let delivered = deliver(notification, now: now, logLimit: logLimit)
+            observe?(.delivered(delivered))
+            return true
         }
         // Offline: `apns-expiration: 0` means one attempt, never stored.
         if notification.expiration == 0 {
             discarded += 1
-            return [.accepted(notification), .discarded(notification, .notStored)]
+            observe?(.discarded(notification, .notStored))
+            return false
         }
         var expiresAt = now.addingTimeInterval(Self.maximumStorage)
         if let seconds = notification.expiration {
@@ -76,17 +84,17 @@ struct DeviceRecord: Sendable {
         }
         guard expiresAt > now else {
             discarded += 1
-            return [.accepted(notification), .discarded(notification, .expired)]
+            observe?(.discarded(notification, .expired))
+            return false
         }
         // Only the newest is kept, per app per device (apns.md E.1).
-        var events: [APNSEmulatorDeviceEvent] = [.accepted(notification)]
         if let replaced = stored {
             discarded += 1
-            events.append(.discarded(replaced.notification, .replaced))
+            observe?(.discarded(replaced.notification, .replaced))
         }
         stored = (notification, expiresAt)
-        events.append(.stored(notification))
-        return events
+        observe?(.stored(notification))
+        return false
     }
 
     /// What became of the stored notification on coming online (nothing when none was stored or

@@ -223,9 +223,8 @@ final class EmulatorCore: Sendable {
             collapseID: request.collapseID, headers: request.headers, payload: request.payload,
             acceptedAt: now, deliveredAt: nil
         )
-        for event in state.devices.values[slot].accept(notification, now: now, logLimit: logLimit) {
-            if case .delivered = event { state.counters.delivered += 1 }
-            state.deviceObserver?(event)
+        if state.devices.values[slot].accept(notification, now: now, logLimit: logLimit, observe: state.deviceObserver) {
+            state.counters.delivered += 1
         }
         return Outcome(
             action: .respond(status: 200, reason: nil, timestamp: nil, uniqueID: environment == .sandbox),

@@ -50,6 +50,9 @@ struct SimulateFleetCommand: AsyncParsableCommand {
             throw ValidationError("--strategy: \"\(strategy)\" is not wake, service-extension, filtering or content")
         }
         guard timeScale >= 1 else { throw ValidationError("--time-scale must be at least 1") }
+        if let messages, messages < 0 { throw ValidationError("--messages must not be negative") }
+        // Messages go out from 10 s to 60% of the run: shorter runs leave no window.
+        guard duration >= 30 else { throw ValidationError("--duration must be at least 30 (virtual seconds)") }
     }
 
     func run() async throws {

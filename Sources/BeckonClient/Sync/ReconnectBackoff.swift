@@ -29,11 +29,15 @@ public struct JitterSource: Hashable, Sendable {
 
     /// Uniform in [0, 1).
     public mutating func next() -> Double {
+        Double(nextBits() >> 11) / Double(1 << 53)
+    }
+
+    /// The next 64 random bits.
+    public mutating func nextBits() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Double(z >> 11) / Double(1 << 53)
+        return z ^ (z >> 31)
     }
 }

@@ -66,8 +66,7 @@ public enum ExtensionResult: Hashable, Sendable {
     case content(text: String, outcome: String)
     /// It handed over empty content: suppress, if the app may (apns.md E.4).
     case suppressed
-    /// iOS killed it for using too much memory: the push's own content is shown.
-    case killedForMemory
-    /// It could not start or crashed: iOS shows the push's own content.
+    /// It could not start, crashed, or was killed for its memory (the SDK keeps under the limit
+    /// through its memory gauge): iOS shows the push's own content.
     case crashed
 }

@@ -1,23 +1,17 @@
-/// A small, fast, seedable generator (SplitMix64): the same seed replays the same run, in
-/// iOS's budget draws and in a fleet's choices.
+import BeckonClient
+
+/// The simulator's seeded choices (iOS's budget draws, a fleet's assignments): the same seed
+/// replays the same run. The generator is the SDK's `JitterSource` (SplitMix64).
 public struct SeededRandom: Hashable, Sendable {
-    private var state: UInt64
+    private var source: JitterSource
 
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A number in 0..<bound.
-    public mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
+    public init(seed: UInt64) { source = JitterSource(seed: seed) }
 
     /// A number in 0..<1.
-    public mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+    public mutating func unit() -> Double { source.next() }
+
+    /// A number in 0..<bound.
+    public mutating func below(_ bound: Int) -> Int { Int(source.nextBits() % UInt64(max(bound, 1))) }
 
     public mutating func shuffled<Element>(_ items: [Element]) -> [Element] {
         var items = items

@@ -125,8 +125,8 @@ extension SimulatedPhone {
                 actions.append(.record(.extensionFinished(push: id, outcome: "suppress-refused")))
                 present(push, text: push.text, &actions)
             }
-        case .killedForMemory, .crashed:
-            actions.append(.record(.extensionFinished(push: id, outcome: result == .crashed ? "crashed" : "killed-memory")))
+        case .crashed:
+            actions.append(.record(.extensionFinished(push: id, outcome: "crashed")))
             present(push, text: push.text, &actions)
         }
     }

@@ -1,0 +1,52 @@
+import DeviceSimulator
+import Testing
+
+@testable import BeckonSimulation
+
+/// The fleet's inputs and its figures, without a server.
+@Suite struct FleetTests {
+    @Test func aMixIsParsedAndItsRestIsBackground() throws {
+        let mix = try FleetMix(parsing: "killed=0.25,extension=0.5")
+        let phones = mix.assign(100, seed: 1)
+        #expect(phones.filter { $0 == .killed }.count == 25)
+        #expect(phones.filter { $0 == .serviceExtension }.count == 50)
+        #expect(phones.filter { $0 == .background }.count == 25)
+        #expect(mix.assign(100, seed: 1) == phones, "the same seed, the same fleet")
+    }
+
+    @Test(arguments: [
+        ("dancing=0.1", "unknown behaviour \"dancing\""),
+        ("killed=2", "is not NAME=FRACTION"),
+        ("killed", "is not NAME=FRACTION"),
+        ("killed=0.6,offline=0.6", "the fractions add up to more than 1"),
+    ])
+    func aBadMixIsRefusedWithTheReason(text: String, problem: String) {
+        #expect { _ = try FleetMix(parsing: text) } throws: { "\($0)".contains(problem) }
+    }
+
+    @Test func figuresCountAMessageReachedWhenStoredOrShownFirst() {
+        let posted = [
+            FleetFigures.Posted(id: "m1", device: "p1", behaviour: .background, at: 10),
+            FleetFigures.Posted(id: "m2", device: "p2", behaviour: .killed, at: 10),
+            FleetFigures.Posted(id: "m3", device: "p3", behaviour: .offline, at: 10),
+        ]
+        let events: [TimelineEvent] = [
+            TimelineEvent(time: 11, device: "p1", what: .pushSent(push: "a", type: "background", priority: 5, reason: "wake")),
+            TimelineEvent(time: 11, device: "p1", what: .pushDelivered(push: "a", type: "background")),
+            TimelineEvent(time: 12, device: "p1", what: .messageStored(id: "m1")),
+            TimelineEvent(time: 15, device: "p2", what: .pushSent(push: "b", type: "alert", priority: 10, reason: "unreachable-alert")),
+            TimelineEvent(time: 16, device: "p2", what: .notificationShown(identifier: "m2", messages: ["m2"], text: "")),
+            TimelineEvent(time: 30, device: "p2", what: .messageStored(id: "m2")),
+            // Stored on another phone: not this message's user.
+            TimelineEvent(time: 13, device: "p1", what: .messageStored(id: "m3")),
+            TimelineEvent(time: 14, device: "p3", what: .violation(.shownTwice, detail: "")),
+        ]
+        let figures = FleetFigures(posted: posted, events: events)
+        #expect(figures.reached == 2)
+        #expect(figures.latencyP50 == 2 && figures.latencyP99 == 6)
+        #expect(figures.pushesSent == 2 && figures.pushesByReason == ["wake": 1, "unreachable-alert": 1])
+        #expect(figures.wakeSuccess == 1)
+        #expect(figures.violations == ["shown-twice": 1])
+        #expect(figures.byBehaviour[.offline]?.reached == 0)
+    }
+}
