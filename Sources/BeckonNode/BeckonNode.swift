@@ -58,7 +58,7 @@ public struct BeckonNode: Service {
 
         let delivery = DeliveryService(
             configuration: configuration, store: store, routes: routes, clients: clients, tick: tick, metricsFactory: factory,
-            sessionSeen: { await hub.presence(of: $0) != nil })
+            presence: hub)
         let events = delivery.events
         hub.observe { events.submit($0) }
         let http = try BeckonHTTPServer.application(

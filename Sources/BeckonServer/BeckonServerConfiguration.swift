@@ -59,6 +59,20 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     /// `delivery.claim-lease-seconds`: how long a claimed push is held for sending; a node that
     /// dies holding it leaves it due again after this.
     public var claimLeaseSeconds: Int = 300
+    /// `delivery.deadline-lease-seconds`: how long a claimed planner deadline (a reconnect window,
+    /// a re-push, a call's ring) is held for planning; one that a dying node held fires this much
+    /// later, on another node.
+    public var deadlineLeaseSeconds: Int = 30
+    /// Several nodes on PostgreSQL (docs/cluster.md): `cluster.heartbeat-seconds`, how often a
+    /// node says it is alive; `cluster.node-timeout-seconds`, how long after its last heartbeat a
+    /// node is taken for dead (its sessions are ended for the planner, its devices reconnect
+    /// elsewhere); `cluster.poll-seconds`, how often a node checks the mailboxes of its sessions'
+    /// users for messages whose wake-up hint was lost; `cluster.hint-delay-ms`, how long hints
+    /// are gathered before one NOTIFY carries them.
+    public var clusterHeartbeatSeconds: Int = 2
+    public var clusterNodeTimeoutSeconds: Int = 10
+    public var clusterPollSeconds: Int = 2
+    public var clusterHintDelayMilliseconds: Int = 2
     /// `apns.emulator-port`: where the built-in APNs emulator listens (on 127.0.0.1) when an
     /// app has no Apple key; 0 picks a free port.
     public var apnsEmulatorPort: Int = 0
@@ -136,9 +150,17 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             ("delivery.retry-base-seconds", \Self.dispatcherRetryBaseSeconds),
             ("delivery.retry-cap-seconds", \Self.dispatcherRetryCapSeconds),
             ("delivery.claim-lease-seconds", \Self.claimLeaseSeconds),
+            ("delivery.deadline-lease-seconds", \Self.deadlineLeaseSeconds),
+            ("cluster.heartbeat-seconds", \Self.clusterHeartbeatSeconds),
+            ("cluster.node-timeout-seconds", \Self.clusterNodeTimeoutSeconds),
+            ("cluster.poll-seconds", \Self.clusterPollSeconds),
+            ("cluster.hint-delay-ms", \Self.clusterHintDelayMilliseconds),
         ] as [(String, WritableKeyPath<Self, Int>)] {
             self[keyPath: value] = config.int(forKey: ConfigKey(key), default: self[keyPath: value])
             guard self[keyPath: value] >= 1 else { throw .invalid(key: key, "must be at least 1") }
+        }
+        guard clusterNodeTimeoutSeconds > 2 * clusterHeartbeatSeconds else {
+            throw .invalid(key: "cluster.node-timeout-seconds", "must be more than twice cluster.heartbeat-seconds")
         }
         apnsEmulatorPort = config.int(forKey: "apns.emulator-port", default: apnsEmulatorPort)
         guard (0...65535).contains(apnsEmulatorPort) else { throw .invalid(key: "apns.emulator-port", "must be 0-65535") }

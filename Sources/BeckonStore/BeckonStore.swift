@@ -114,9 +114,14 @@ public protocol BeckonStore: Sendable {
 
     /// The saved planner state of each device that has one.
     func deliveryStates(_ devices: [DeviceRef]) async throws -> [DeviceRef: DeliveryState]
-    /// Devices whose planner must be woken at or before `date`, soonest first.
-    func dueDeliveryStates(before date: Date, limit: Int) async throws -> [DeviceRef]
+    /// Takes up to `limit` devices whose planner must be woken at or before `date`, soonest
+    /// first: their stored deadline moves to `leaseUntil`, so no other node takes them meanwhile
+    /// (several nodes: `FOR UPDATE SKIP LOCKED`); the planning that follows saves the real next
+    /// deadline, and if the node dies first the deadline comes due again at `leaseUntil`.
+    func claimDueDeliveryStates(before date: Date, limit: Int, leaseUntil: Date) async throws -> [DeviceRef]
     /// Saves planner states, queues new pushes and records wake outcomes in one transaction.
+    /// Each state is saved only if its stored version is still `state.version`; otherwise
+    /// nothing is saved and `BeckonStoreError.deliveryConflict` names the devices.
     func saveDelivery(_ batch: DeliveryBatch) async throws
     /// Takes up to `limit` due pushes for sending: their next attempt moves to `leaseUntil`, so
     /// no other claim takes them meanwhile; a push whose result is never recorded (the process

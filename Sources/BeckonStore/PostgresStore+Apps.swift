@@ -97,7 +97,11 @@ extension PostgresStore {
 
     /// Runs a statement with `RETURNING`; whether it returned a row (it changed something).
     func returnsRow(_ query: PostgresQuery) async throws -> Bool {
-        for try await _ in try await client.query(query, logger: logger) { return true }
+        try await Self.hasRow(client.query(query, logger: logger))
+    }
+
+    static func hasRow(_ rows: PostgresRowSequence) async throws -> Bool {
+        for try await _ in rows { return true }
         return false
     }
 

@@ -9,26 +9,31 @@ extension PostgresStore {
         let appIDs = devices.map(\.appID)
         let deviceIDs = devices.map(\.deviceID)
         var states: [DeviceRef: DeliveryState] = [:]
-        for try await (appID, deviceID, planner, deadline, unreachable) in try await client.query(
+        for try await (appID, deviceID, planner, deadline, unreachable, version) in try await client.query(
             """
-            SELECT app_id, device_id, planner, next_deadline, unreachable FROM delivery_state
+            SELECT app_id, device_id, planner, next_deadline, unreachable, version FROM delivery_state
             WHERE (app_id, device_id) IN (SELECT * FROM unnest(\(appIDs)::text[], \(deviceIDs)::text[]))
             """, logger: logger
-        ).decode((String, String, Data, Int64?, Bool).self) {
+        ).decode((String, String, Data, Int64?, Bool, Int64).self) {
             let ref = DeviceRef(appID: appID, deviceID: deviceID)
             states[ref] = DeliveryState(
                 device: ref, planner: planner, nextDeadline: deadline.map(Date.init(millisecondsSince1970:)),
-                unreachable: unreachable)
+                unreachable: unreachable, version: version)
         }
         return states
     }
 
-    public func dueDeliveryStates(before date: Date, limit: Int) async throws -> [DeviceRef] {
+    /// Like `claimPushes`: rows another node is claiming are skipped, and the deadline itself is
+    /// the lease, so a claim whose node died comes due again at `leaseUntil`.
+    public func claimDueDeliveryStates(before date: Date, limit: Int, leaseUntil: Date) async throws -> [DeviceRef] {
         var due: [DeviceRef] = []
         for try await (appID, deviceID) in try await client.query(
             """
-            SELECT app_id, device_id FROM delivery_state
-            WHERE next_deadline IS NOT NULL AND next_deadline <= \(date.millisecondsSince1970) ORDER BY next_deadline LIMIT \(limit)
+            UPDATE delivery_state SET next_deadline = \(leaseUntil.millisecondsSince1970)
+            WHERE (app_id, device_id) IN (SELECT app_id, device_id FROM delivery_state
+                                          WHERE next_deadline IS NOT NULL AND next_deadline <= \(date.millisecondsSince1970)
+                                          ORDER BY next_deadline LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+            RETURNING app_id, device_id
             """, logger: logger
         ).decode((String, String).self) {
             due.append(DeviceRef(appID: appID, deviceID: deviceID))
@@ -40,19 +45,30 @@ extension PostgresStore {
         guard !batch.isEmpty else { return }
         let now = timestamp
         try await transaction { connection in
+            var conflicts: [DeviceRef] = []
             for state in batch.states {
-                // A device deleted meanwhile keeps no state (the EXISTS).
-                try await connection.query(
+                // A device deleted meanwhile keeps no state (the EXISTS). The row lock the upsert
+                // takes orders two nodes saving one device; the version decides which one wins.
+                let written = try await Self.hasRow(connection.query(
                     """
-                    INSERT INTO delivery_state (app_id, device_id, planner, next_deadline, unreachable, updated_at)
+                    INSERT INTO delivery_state (app_id, device_id, planner, next_deadline, unreachable, updated_at, version)
                     SELECT \(state.device.appID), \(state.device.deviceID), \(state.planner),
-                           \(state.nextDeadline?.millisecondsSince1970), \(state.unreachable), \(now)
+                           \(state.nextDeadline?.millisecondsSince1970), \(state.unreachable), \(now), 1
                     WHERE EXISTS (SELECT 1 FROM device WHERE app_id = \(state.device.appID) AND id = \(state.device.deviceID))
                     ON CONFLICT (app_id, device_id) DO UPDATE SET planner = excluded.planner,
                         next_deadline = excluded.next_deadline, unreachable = excluded.unreachable,
-                        updated_at = excluded.updated_at
-                    """, logger: logger)
+                        updated_at = excluded.updated_at, version = delivery_state.version + 1
+                    WHERE delivery_state.version = \(state.version)
+                    RETURNING 1
+                    """, logger: logger))
+                if !written, try await Self.hasRow(connection.query(
+                    "SELECT 1 FROM delivery_state WHERE app_id = \(state.device.appID) AND device_id = \(state.device.deviceID)",
+                    logger: logger))
+                {
+                    conflicts.append(state.device)
+                }
             }
+            if !conflicts.isEmpty { throw BeckonStoreError.deliveryConflict(conflicts) }
             for push in batch.pushes {
                 let notification = push.notification
                 let created = push.createdAt.millisecondsSince1970

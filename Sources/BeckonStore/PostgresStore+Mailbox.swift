@@ -111,9 +111,10 @@ extension PostgresStore {
         for userID in message.recipients.sorted() {
             for try await sequence in try await connection.query(
                 """
-                INSERT INTO user_sequence (app_id, user_id, last_sequence, unread) VALUES (\(appID), \(userID), 1, \(counterIncrement))
+                INSERT INTO user_sequence (app_id, user_id, last_sequence, unread, changed_at)
+                VALUES (\(appID), \(userID), 1, \(counterIncrement), \(now))
                 ON CONFLICT (app_id, user_id) DO UPDATE SET last_sequence = user_sequence.last_sequence + 1,
-                    unread = user_sequence.unread + excluded.unread
+                    unread = user_sequence.unread + excluded.unread, changed_at = excluded.changed_at
                 RETURNING last_sequence
                 """, logger: logger
             ).decode(Int64.self) {

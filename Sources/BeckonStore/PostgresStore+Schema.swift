@@ -182,6 +182,34 @@ extension PostgresStore {
             )
             """,
         ]),
+        // Several nodes (issue 13): planner versions, the mailbox's change time (the polling
+        // fallback when a wake-up hint is lost), live nodes and where each sync session is.
+        (2, [
+            "ALTER TABLE delivery_state ADD COLUMN version bigint NOT NULL DEFAULT 1",
+            "ALTER TABLE user_sequence ADD COLUMN changed_at bigint NOT NULL DEFAULT 0",
+            "CREATE INDEX user_sequence_changed ON user_sequence(changed_at)",
+            """
+            CREATE TABLE beckon_node (
+                id text PRIMARY KEY,
+                started_at bigint NOT NULL,
+                heartbeat_at bigint NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE sync_session (
+                app_id text NOT NULL,
+                device_id text NOT NULL,
+                role text NOT NULL CHECK (role IN ('app', 'extension')),
+                user_id text NOT NULL,
+                node_id text NOT NULL,
+                session_id text NOT NULL,
+                connected_at bigint NOT NULL,
+                PRIMARY KEY (app_id, device_id, role)
+            )
+            """,
+            "CREATE INDEX sync_session_node ON sync_session(node_id)",
+            "CREATE INDEX sync_session_user ON sync_session(app_id, user_id)",
+        ]),
     ]
 
     /// Brings the schema up to date. Several nodes may start at once: the first takes an

@@ -9,26 +9,29 @@ extension SQLiteStore {
         return try await writer.read { db in
             var states: [DeviceRef: DeliveryState] = [:]
             let statement = try db.cachedStatement(
-                sql: "SELECT planner, next_deadline, unreachable FROM delivery_state WHERE app_id = ? AND device_id = ?")
+                sql: "SELECT planner, next_deadline, unreachable, version FROM delivery_state WHERE app_id = ? AND device_id = ?")
             for device in devices {
                 guard let row = try Row.fetchOne(statement, arguments: [device.appID, device.deviceID]) else { continue }
                 states[device] = DeliveryState(
                     device: device, planner: row["planner"], nextDeadline: row.optionalDate("next_deadline"),
-                    unreachable: row["unreachable"])
+                    unreachable: row["unreachable"], version: row["version"])
             }
             return states
         }
     }
 
-    public func dueDeliveryStates(before date: Date, limit: Int) async throws -> [DeviceRef] {
-        try await writer.read { db in
+    public func claimDueDeliveryStates(before date: Date, limit: Int, leaseUntil: Date) async throws -> [DeviceRef] {
+        try await groupCommit.write { db in
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT app_id, device_id FROM delivery_state
-                    WHERE next_deadline IS NOT NULL AND next_deadline <= ? ORDER BY next_deadline LIMIT ?
+                    UPDATE delivery_state SET next_deadline = ?
+                    WHERE (app_id, device_id) IN (SELECT app_id, device_id FROM delivery_state
+                                                  WHERE next_deadline IS NOT NULL AND next_deadline <= ?
+                                                  ORDER BY next_deadline LIMIT ?)
+                    RETURNING app_id, device_id
                     """,
-                arguments: [date.millisecondsSince1970, limit]
+                arguments: [leaseUntil.millisecondsSince1970, date.millisecondsSince1970, limit]
             ).map { DeviceRef(appID: $0["app_id"], deviceID: $0["device_id"]) }
         }
     }
@@ -38,20 +41,30 @@ extension SQLiteStore {
         let now = timestamp
         try await groupCommit.write { db in
             let saveState = try db.cachedStatement(sql: """
-                INSERT INTO delivery_state (app_id, device_id, planner, next_deadline, unreachable, updated_at)
-                SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM device WHERE app_id = ? AND id = ?)
+                INSERT INTO delivery_state (app_id, device_id, planner, next_deadline, unreachable, updated_at, version)
+                SELECT ?, ?, ?, ?, ?, ?, 1 WHERE EXISTS (SELECT 1 FROM device WHERE app_id = ? AND id = ?)
                 ON CONFLICT (app_id, device_id) DO UPDATE SET planner = excluded.planner,
                     next_deadline = excluded.next_deadline, unreachable = excluded.unreachable,
-                    updated_at = excluded.updated_at
+                    updated_at = excluded.updated_at, version = delivery_state.version + 1
+                WHERE delivery_state.version = ?
                 """)
+            let stored = try db.cachedStatement(sql: "SELECT 1 FROM delivery_state WHERE app_id = ? AND device_id = ?")
+            var conflicts: [DeviceRef] = []
             for state in batch.states {
                 // A device deleted meanwhile keeps no state (the EXISTS above).
                 try saveState.execute(arguments: [
                     state.device.appID, state.device.deviceID, state.planner,
                     state.nextDeadline?.millisecondsSince1970, state.unreachable, now,
-                    state.device.appID, state.device.deviceID,
+                    state.device.appID, state.device.deviceID, state.version,
                 ])
+                if db.changesCount == 0,
+                    try Bool.fetchOne(stored, arguments: [state.device.appID, state.device.deviceID]) != nil
+                {
+                    conflicts.append(state.device)
+                }
             }
+            // Thrown inside the group commit's savepoint: nothing of this batch stays.
+            if !conflicts.isEmpty { throw BeckonStoreError.deliveryConflict(conflicts) }
             let queuePush = try db.cachedStatement(sql: """
                 INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, push_type, topic,
                                          priority, expiration, collapse_id, payload, message_count, ringing_call_id,

@@ -237,6 +237,10 @@ extension SQLiteStore {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v8-delivery-versions") { db in
+            // Each planner save names the version it was planned from (DeliveryState.version).
+            try db.execute(sql: "ALTER TABLE delivery_state ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
+        }
         return migrator
     }()
 }

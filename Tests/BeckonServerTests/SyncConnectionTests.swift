@@ -26,7 +26,7 @@ import Testing
             let presence = try await server.waitForPresence("phone") { !$0.isConnected }
             #expect(presence.lastEnd == .dropped)
             try await events.waitFor {
-                if case .disconnected(Self.phone, clean: false, _) = $0 { true } else { false }
+                if case .disconnected(Self.phone, clean: false, _, _) = $0 { true } else { false }
             }
             #expect(await server.hub.sessionCount == 0)
         }
@@ -50,7 +50,7 @@ import Testing
             let presence = try await server.waitForPresence("phone") { !$0.isConnected }
             #expect(presence.lastEnd == .dropped)
             try await events.waitFor {
-                if case .disconnected(Self.phone, clean: false, _) = $0 { true } else { false }
+                if case .disconnected(Self.phone, clean: false, _, _) = $0 { true } else { false }
             }
             try await Task.sleep(for: .seconds(1))
             try await answering.roundTrip()

@@ -8,11 +8,15 @@ import Foundation
 /// previous user's messages.
 struct CachedPlanner: Sendable {
     var planner: DevicePlanner
+    /// The stored version this planner is (`DeliveryState.version`): a save from a stale cache
+    /// entry is refused, and the batch is planned again from the database.
+    var version: Int64
     var createdAt: Date
     var userID: String
 
-    init(planner: DevicePlanner, for device: Device) {
+    init(planner: DevicePlanner, version: Int64, for device: Device) {
         self.planner = planner
+        self.version = version
         self.createdAt = device.createdAt
         self.userID = device.userID
     }

@@ -12,7 +12,10 @@ import ServiceLifecycle
 /// Events are taken in batches: the states of the devices a batch touches are read at once,
 /// every event is applied in arrival order, and the whole batch is saved in one commit. One
 /// driver per node; the state lives in the database, so another node (or this one after a
-/// restart) continues where it stopped.
+/// restart) continues where it stopped. With several nodes two drivers may plan one device at
+/// once: each save names the state version it planned from, the second one is refused
+/// (`BeckonStoreError.deliveryConflict`), and that batch is planned again from the new state, so
+/// one device's transitions still happen one at a time, cluster-wide.
 final class DeliveryDriver: Service, Sendable {
     let store: any BeckonStore
     let policies: [String: DeliveryPolicy]
@@ -27,9 +30,13 @@ final class DeliveryDriver: Service, Sendable {
     /// Most events planned in one transaction; a message to many users counts one per user, so a
     /// broadcast is planned in steps of about this many devices' users, each saved as it is done.
     let batchSize = 512
-    /// Whether this node has seen a sync session of the device since it started. A planner that
-    /// believes its device connected while this is false was saved before a restart.
-    let sessionSeen: @Sendable (DeviceRef) async -> Bool
+    /// Where the devices' sessions are: this node's hub, or every node's (several nodes).
+    let presence: any DevicePresence
+    /// How long a claimed deadline is this node's: if it dies before planning it, the deadline
+    /// comes due again then, on any node.
+    let deadlineLease: TimeInterval
+    /// How many times a batch is planned again after another node saved one of its devices.
+    let conflictAttempts = 5
 
     private let events: AsyncStream<DeliveryEvent>
     private let continuation: AsyncStream<DeliveryEvent>.Continuation
@@ -38,8 +45,8 @@ final class DeliveryDriver: Service, Sendable {
     private let queuedDeadlines = NIOLockedValueBox(Set<DeviceRef>())
     /// The planners as last saved, so a busy device's state is not read and decoded from the
     /// database for every batch. Only this driver writes them (one node per database today; with
-    /// several nodes this cache would need the database's invalidation, LISTEN/NOTIFY). Each
-    /// entry remembers the registration it was planned for (see `CachedPlanner`).
+    /// several nodes an entry may be stale: the save names its version and is refused then).
+    /// Each entry remembers the registration it was planned for (see `CachedPlanner`).
     let planners = NIOLockedValueBox([DeviceRef: CachedPlanner]())
     /// Most planners kept in `planners`; beyond it the cache starts over.
     let plannerCacheLimit = 200_000
@@ -47,7 +54,7 @@ final class DeliveryDriver: Service, Sendable {
     init(
         store: any BeckonStore, policies: [String: DeliveryPolicy], bundleIDs: [String: String], dispatcher: PushDispatcher, metrics: DeliveryMetrics,
         tick: Duration = .seconds(1), logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
-        sessionSeen: @escaping @Sendable (DeviceRef) async -> Bool
+        presence: any DevicePresence, deadlineLease: TimeInterval = 30
     ) {
         self.store = store
         self.policies = policies
@@ -57,7 +64,8 @@ final class DeliveryDriver: Service, Sendable {
         self.tick = tick
         self.logger = logger
         self.now = now
-        self.sessionSeen = sessionSeen
+        self.presence = presence
+        self.deadlineLease = deadlineLease
         (events, continuation) = AsyncStream.makeStream(of: DeliveryEvent.self)
     }
 
@@ -115,7 +123,9 @@ final class DeliveryDriver: Service, Sendable {
                     lastPrune = ContinuousClock.now
                     try await store.pruneExpiredUnread(now: now())
                 }
-                let due = try await store.dueDeliveryStates(before: now(), limit: batchSize)
+                let now = now()
+                let due = try await store.claimDueDeliveryStates(
+                    before: now, limit: batchSize, leaseUntil: now.addingTimeInterval(deadlineLease))
                 let fresh = queuedDeadlines.withLockedValue { queued in due.filter { queued.insert($0).inserted } }
                 for device in fresh { submit(.deadline(device)) }
                 try await Task.sleep(for: tick)
@@ -136,23 +146,32 @@ final class DeliveryDriver: Service, Sendable {
             let planned = batch.compactMap { if case .deadline(let device) = $0 { device } else { nil } }
             if !planned.isEmpty { queuedDeadlines.withLockedValue { $0.subtract(planned) } }
         }
-        do {
-            var step = try await PlanningStep(driver: self, devicesFor: batch)
-            for event in batch {
-                // One event that cannot be applied (its device deleted meanwhile, a store error)
-                // costs that event, not the batch: losing a `.disconnected` would leave a planner
-                // believing its device connected, silent until it reconnects.
-                do {
-                    try await step.apply(event)
-                } catch {
-                    logger.error("an event could not be planned", metadata: ["error": "\(error)"])
+        for attempt in 1...conflictAttempts {
+            do {
+                var step = try await PlanningStep(driver: self, devicesFor: batch)
+                for event in batch {
+                    // One event that cannot be applied (its device deleted meanwhile, a store
+                    // error) costs that event, not the batch: losing a `.disconnected` would leave
+                    // a planner believing its device connected, silent until it reconnects.
+                    do {
+                        try await step.apply(event)
+                    } catch {
+                        logger.error("an event could not be planned", metadata: ["error": "\(error)"])
+                    }
                 }
+                try await step.save()
+                return
+            } catch BeckonStoreError.deliveryConflict(let devices) where attempt < conflictAttempts {
+                // Another node saved these devices first: forget what this node knew of them and
+                // plan the whole batch again from the stored states (nothing of it was saved).
+                metrics.conflicted()
+                planners.withLockedValue { cache in for device in devices { cache[device] = nil } }
+            } catch {
+                // The messages are in the mailbox whatever happens here; the device syncs them
+                // when it next connects. Only the push for them is lost, and said so.
+                logger.error("planning failed", metadata: ["error": "\(error)", "events": "\(batch.count)"])
+                return
             }
-            try await step.save()
-        } catch {
-            // The messages are in the mailbox whatever happens here; the device syncs them when
-            // it next connects. Only the push for them is lost, and said so.
-            logger.error("planning failed", metadata: ["error": "\(error)", "events": "\(batch.count)"])
         }
     }
 

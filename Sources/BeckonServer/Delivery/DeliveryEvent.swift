@@ -9,8 +9,10 @@ public enum DeliveryEvent: Sendable {
     case messageAppended(Message, users: [UserRef])
     /// The device's first sync session opened (an app's, or only its extension's).
     case connected(DeviceRef, role: SyncRole, at: Date)
-    /// A sync session ended; `clean` when the device said `bye`.
-    case disconnected(DeviceRef, clean: Bool, at: Date)
+    /// A sync session ended; `clean` when the device said `bye`. `session` names it when another
+    /// session of the device may have replaced it meanwhile (several nodes): the planner then
+    /// checks `DevicePresence.connectedElsewhere` first. Without it the drop is certain.
+    case disconnected(DeviceRef, clean: Bool, at: Date, session: String? = nil)
     /// The device acknowledged messages (it may have more left).
     case acknowledged(DeviceRef, at: Date)
     /// The device read messages that were unread for its user (design rule 7).

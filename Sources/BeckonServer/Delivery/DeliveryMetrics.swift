@@ -11,7 +11,9 @@ import Metrics
 ///   (`observed`) or not within the reconnect window (`missed`);
 /// - `beckon_wake_latency_seconds{reason, strategy}`: push to connection, for observed wakes;
 /// - `beckon_escalations_total`: devices found unreachable after a missed wake (rule 4);
-/// - `beckon_delivery_events_queued`: events waiting for the planner.
+/// - `beckon_delivery_events_queued`: events waiting for the planner;
+/// - `beckon_delivery_conflicts_total`: batches planned again because another node saved one of
+///   their devices first (several nodes).
 struct DeliveryMetrics: Sendable {
     let factory: any MetricsFactory
 
@@ -40,6 +42,10 @@ struct DeliveryMetrics: Sendable {
 
     func escalated() {
         Counter(label: "beckon_escalations_total", factory: factory).increment()
+    }
+
+    func conflicted() {
+        Counter(label: "beckon_delivery_conflicts_total", factory: factory).increment()
     }
 
     func queued(_ count: Int) {

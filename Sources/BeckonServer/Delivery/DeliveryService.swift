@@ -15,11 +15,11 @@ public struct DeliveryService: Service {
     ///   - routes: each app's APNs route (`BeckonNode` picks Apple or the built-in emulator).
     ///   - clients: the APNs clients behind the routes, shut down when delivery stops.
     ///   - tick: how often due planner deadlines and the outbox are polled.
-    ///   - sessionSeen: whether this node has seen a sync session of the device since it started.
+    ///   - presence: where the devices' sessions are (this node's hub, or every node's).
     public init(
         configuration: BeckonServerConfiguration, store: any BeckonStore, routes: [String: APNSRoute],
         clients: [APNSClient], tick: Duration = .seconds(1), metricsFactory: (any MetricsFactory)? = nil,
-        sessionSeen: @escaping @Sendable (DeviceRef) async -> Bool
+        presence: any DevicePresence
     ) {
         let factory = metricsFactory ?? MetricsSystem.factory
         let metrics = DeliveryMetrics(factory: factory)
@@ -36,7 +36,7 @@ public struct DeliveryService: Service {
             store: store, policies: Dictionary(configuration.apps.map { ($0.id, $0.delivery) }, uniquingKeysWith: { $1 }),
             bundleIDs: Dictionary(configuration.apps.map { ($0.id, $0.bundleID) }, uniquingKeysWith: { $1 }),
             dispatcher: dispatcher, metrics: metrics, tick: tick, logger: Logger(label: "beckon.delivery"),
-            sessionSeen: sessionSeen)
+            presence: presence, deadlineLease: TimeInterval(configuration.deadlineLeaseSeconds))
         // Apple's final refusals go back to the planner: a failed push proves nothing about the app.
         dispatcher.onFinalFailure { [weak driver] device, pushID in
             driver?.submit(.pushFailed(device, pushID: pushID, at: Date()))

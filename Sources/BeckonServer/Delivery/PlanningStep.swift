@@ -13,6 +13,11 @@ struct PlanningStep {
     private var devices: [DeviceRef: Device] = [:]
     private var devicesOfUser: [UserRef: [DeviceRef]] = [:]
     private var planners: [DeviceRef: DevicePlanner] = [:]
+    /// The stored version each planner was read at (0: never saved).
+    private var versions: [DeviceRef: Int64] = [:]
+    /// Metrics and logs of the actions decided, run once the batch is saved: a batch planned
+    /// again after a conflict must not count twice.
+    private var afterSave: [() -> Void] = []
     private var changed: Set<DeviceRef> = []
     private var unread: [UserRef: Int] = [:]
     private var batch = DeliveryBatch()
@@ -26,7 +31,7 @@ struct PlanningStep {
             switch event {
             case .messageAppended(_, let recipients), .callEnded(_, _, let recipients, _): users.formUnion(recipients)
             case .read(let user, _, _, _): users.insert(user)
-            case .connected(let device, _, _), .disconnected(let device, _, _), .acknowledged(let device, _),
+            case .connected(let device, _, _), .disconnected(let device, _, _, _), .acknowledged(let device, _),
                 .pushFailed(let device, _, _), .deadline(let device), .shown(let device, _, _):
                 single.insert(device)
             }
@@ -43,23 +48,25 @@ struct PlanningStep {
         try await loadStates()
     }
 
-    /// Reads the saved planners. A planner that believes its device connected although this node
-    /// has seen no session of it since it started was saved before a restart: it is told of the
-    /// drop first, so it does not stay silent for a device that is gone. (A session that ended
-    /// since the start needs no such help: its `.disconnected` event is on its way, with the
-    /// unacknowledged messages that a guess here would not know.)
+    /// Reads the saved planners. A planner that believes its device connected although no node
+    /// may hold a session of it (`DevicePresence.mayBeConnected`) was saved before a restart: it
+    /// is told of the drop first, so it does not stay silent for a device that is gone. (A session
+    /// that ended since the start needs no such help: its `.disconnected` event is on its way,
+    /// with the unacknowledged messages that a guess here would not know.)
     private mutating func loadStates() async throws {
         // A cached planner is used only for the registration it was planned for: a device deleted
         // and registered again, or moved to another user, starts afresh.
         let cached = driver.planners.withLockedValue { cache in
             devices.compactMap { ref, device in
-                cache[ref].flatMap { $0.matches(device) ? (ref, $0.planner) : nil }
+                cache[ref].flatMap { $0.matches(device) ? (ref, $0) : nil }
             }
         }
-        var known = Dictionary(uniqueKeysWithValues: cached)
+        var known = Dictionary(uniqueKeysWithValues: cached.map { ($0, $1.planner) })
+        versions = Dictionary(uniqueKeysWithValues: cached.map { ($0, $1.version) })
         let saved = try await driver.store.deliveryStates(devices.keys.filter { known[$0] == nil })
         let decoder = JSONDecoder()
         for (ref, state) in saved {
+            versions[ref] = state.version
             do {
                 known[ref] = try decoder.decode(DevicePlanner.self, from: state.planner)
             } catch {
@@ -72,7 +79,7 @@ struct PlanningStep {
         for ref in devices.keys {
             var planner = known[ref] ?? DevicePlanner(policy: driver.policy(for: ref.appID))
             planner.policy = driver.policy(for: ref.appID)  // The configuration may have changed.
-            if planner.isConnected, await !driver.sessionSeen(ref) {
+            if planner.isConnected, await !driver.presence.mayBeConnected(ref) {
                 _ = planner.disconnected(now: now, unackedMessageIDs: [], clean: false)
                 changed.insert(ref)
             }
@@ -98,7 +105,10 @@ struct PlanningStep {
         case .connected(let ref, let role, let at):
             // Measured from when the device connected, not from when the batch is planned.
             try transition(ref) { planner, _ in planner.connected(now: min(at, now), role: role) }
-        case .disconnected(let ref, let clean, _):
+        case .disconnected(let ref, let clean, _, let session):
+            // A session replaced by a newer one (on another node, its `connected` maybe planned
+            // already) ended no connection.
+            if let session, await driver.presence.connectedElsewhere(ref, besides: session) { return }
             // After a clean `bye` too: a message that arrived while the session was closing was
             // neither pushed (the device was connected) nor stored (found by `beckon simulate
             // read-elsewhere`).
@@ -173,18 +183,21 @@ struct PlanningStep {
                     device: ref, tokenKind: push.token, reason: push.reason, strategy: push.strategy,
                     notification: rendered, messageCount: push.messageIDs.count, ringingCallID: push.ringing?.callID,
                     ringingUntil: push.ringing?.until, createdAt: now))
-                metrics.decided(push)
+                afterSave.append { metrics.decided(push) }
             case .wakeObserved(let pushID, let reason, let strategy, let latency):
                 batch.wakes.append(WakeOutcome(pushID: pushID.uuidString.lowercased(), latency: latency))
-                metrics.wake(observed: latency, reason: reason, strategy: strategy)
+                afterSave.append { metrics.wake(observed: latency, reason: reason, strategy: strategy) }
             case .wakeMissed(let pushID, let reason, let strategy):
                 batch.wakes.append(WakeOutcome(pushID: pushID.uuidString.lowercased(), latency: nil))
-                metrics.wake(observed: nil, reason: reason, strategy: strategy)
+                afterSave.append { metrics.wake(observed: nil, reason: reason, strategy: strategy) }
             case .becameUnreachable:
-                metrics.escalated()
-                driver.logger.info("device unreachable after a missed wake; alerting until it connects", metadata: [
-                    "device": "\(ref)"
-                ])
+                let logger = driver.logger
+                afterSave.append {
+                    metrics.escalated()
+                    logger.info("device unreachable after a missed wake; alerting until it connects", metadata: [
+                        "device": "\(ref)"
+                    ])
+                }
             case .becameReachable:
                 break
             }
@@ -199,11 +212,14 @@ struct PlanningStep {
             guard let planner = planners[ref] else { continue }
             batch.states.append(DeliveryState(
                 device: ref, planner: try encoder.encode(planner), nextDeadline: planner.nextDeadline,
-                unreachable: planner.isUnreachable))
+                unreachable: planner.isUnreachable, version: versions[ref] ?? 0))
         }
         try await driver.store.saveDelivery(batch)
+        for effect in afterSave { effect() }
         let saved = changed.compactMap { ref in
-            planners[ref].flatMap { planner in devices[ref].map { (ref, CachedPlanner(planner: planner, for: $0)) } }
+            planners[ref].flatMap { planner in
+                devices[ref].map { (ref, CachedPlanner(planner: planner, version: (versions[ref] ?? 0) + 1, for: $0)) }
+            }
         }
         let limit = driver.plannerCacheLimit
         driver.planners.withLockedValue { cache in

@@ -202,3 +202,11 @@ public actor SyncHub: Service {
         presenceByDevice[device, default: SyncPresence()].lastEndAt = now()
     }
 }
+
+/// One node: a device is connected if this node has seen a session of it since it started (a
+/// planner saved as connected before a restart is not), and a session's end is always a drop
+/// for the planner (a newer session here was registered after it, in order).
+extension SyncHub: DevicePresence {
+    public func mayBeConnected(_ device: DeviceRef) -> Bool { presenceByDevice[device] != nil }
+    public func connectedElsewhere(_ device: DeviceRef, besides session: String) -> Bool { false }
+}

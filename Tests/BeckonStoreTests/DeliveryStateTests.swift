@@ -1,0 +1,69 @@
+import BeckonProtocol
+import Foundation
+import Testing
+
+@testable import BeckonStore
+
+/// Planner states are saved only from the version they were planned from, and their deadlines
+/// are claimed so that one planning step takes each (issue 13: several nodes, one database).
+@Suite struct DeliveryStateTests {
+    static let phone = DeviceRef(appID: "chat", deviceID: "phone")
+    static let tablet = DeviceRef(appID: "chat", deviceID: "tablet")
+
+    static func prepared(_ store: any BeckonStore) async throws {
+        try await store.createApp(.fixture())
+        _ = try await store.registerDevice(.fixture(device: "phone", user: "alice", pushToken: token("a")))
+        _ = try await store.registerDevice(.fixture(device: "tablet", user: "alice", pushToken: token("b")))
+    }
+
+    static func state(_ device: DeviceRef, _ text: String, version: Int64, deadline: Date? = nil) -> DeliveryState {
+        DeliveryState(device: device, planner: Data(text.utf8), nextDeadline: deadline, unreachable: false, version: version)
+    }
+
+    @Test func aSaveFromAnOutdatedVersionIsRefusedAndSavesNothingOfItsBatch() async throws {
+        try await withEachStore { store in
+            try await Self.prepared(store)
+            try await store.saveDelivery(DeliveryBatch(states: [Self.state(Self.phone, "first", version: 0)]))
+            #expect(try await store.deliveryStates([Self.phone])[Self.phone]?.version == 1)
+
+            // Two planning steps read version 1; the first to save wins.
+            try await store.saveDelivery(DeliveryBatch(states: [Self.state(Self.phone, "node A", version: 1)]))
+            let late = DeliveryBatch(
+                states: [Self.state(Self.tablet, "tablet", version: 0), Self.state(Self.phone, "node B", version: 1)],
+                pushes: [try OutboxTests.push(1)])
+            await #expect(throws: BeckonStoreError.deliveryConflict([Self.phone])) { try await store.saveDelivery(late) }
+
+            let states = try await store.deliveryStates([Self.phone, Self.tablet])
+            #expect(states[Self.phone].map { String(decoding: $0.planner, as: UTF8.self) } == "node A")
+            #expect(states[Self.phone]?.version == 2)
+            #expect(states[Self.tablet] == nil, "the refused batch's other states are not saved")
+            let pushes = try await store.claimPushes(
+                appID: "chat", before: Date.distantFuture, limit: 10, leaseUntil: Date.distantFuture)
+            #expect(pushes.isEmpty, "nor its pushes")
+
+            // A first save of a device that another step saved meanwhile is refused too.
+            await #expect(throws: BeckonStoreError.deliveryConflict([Self.phone])) {
+                try await store.saveDelivery(DeliveryBatch(states: [Self.state(Self.phone, "new", version: 0)]))
+            }
+        }
+    }
+
+    @Test func aDueDeadlineIsClaimedOnceUntilItsLeaseEnds() async throws {
+        try await withEachStore { store in
+            try await Self.prepared(store)
+            let due = Date(timeIntervalSince1970: 1_000)
+            try await store.saveDelivery(DeliveryBatch(states: [
+                Self.state(Self.phone, "due", version: 0, deadline: due),
+                Self.state(Self.tablet, "later", version: 0, deadline: Date(timeIntervalSince1970: 5_000)),
+            ]))
+            let now = Date(timeIntervalSince1970: 2_000), lease = Date(timeIntervalSince1970: 2_030)
+            #expect(try await store.claimDueDeliveryStates(before: now, limit: 10, leaseUntil: lease) == [Self.phone])
+            #expect(try await store.claimDueDeliveryStates(before: now, limit: 10, leaseUntil: lease).isEmpty)
+            // Its planning never saved (the node died): due again when the lease ends.
+            #expect(try await store.claimDueDeliveryStates(before: lease, limit: 10, leaseUntil: lease + 30) == [Self.phone])
+            // Claiming is no save: the planner's version is unchanged, its save goes through.
+            try await store.saveDelivery(DeliveryBatch(states: [Self.state(Self.phone, "planned", version: 1)]))
+            #expect(try await store.deliveryStates([Self.phone])[Self.phone]?.version == 2)
+        }
+    }
+}
