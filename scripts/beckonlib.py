@@ -60,15 +60,34 @@ class SyncSession:
 
     def receive(self):
         while True:
-            first, second = self._exactly(2)
-            length = second & 0x7F
-            if length == 126:
-                length = int.from_bytes(self._exactly(2), "big")
-            elif length == 127:
-                length = int.from_bytes(self._exactly(8), "big")
-            payload = self._exactly(length)
-            if first & 0x0F == 0x1:
+            opcode, payload = self.receive_frame()
+            if opcode == 0x1:
                 return json.loads(payload)
+            if opcode == 0x8:
+                self.closed_with = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else None
+                raise ConnectionError(f"the server closed the sync session ({self.closed_with})")
+
+    def receive_frame(self):
+        """The next frame as (opcode, payload bytes): 0x1 text, 0x8 close (2-byte code first)."""
+        first, second = self._exactly(2)
+        length = second & 0x7F
+        if length == 126:
+            length = int.from_bytes(self._exactly(2), "big")
+        elif length == 127:
+            length = int.from_bytes(self._exactly(8), "big")
+        return first & 0x0F, self._exactly(length)
+
+    def close_code(self):
+        """Reads until the server's close frame and returns its code (None if the socket ended)."""
+        if hasattr(self, "closed_with"):
+            return self.closed_with
+        try:
+            while True:
+                opcode, payload = self.receive_frame()
+                if opcode == 0x8:
+                    return int.from_bytes(payload[:2], "big") if len(payload) >= 2 else None
+        except (ConnectionError, OSError):
+            return None
 
     def _exactly(self, count):
         data = b""

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every test: the Swift suites, real third-party APNs clients against the emulator, the crash
 # test (SIGKILL during a load of posts; nothing acknowledged may be lost), and the demo of the
-# whole path (a post becomes an emulator push, and the reconnect after it a measured wake), and
-# every built-in simulator scenario (timelines in artifacts/simulations/).
+# whole path (a post becomes an emulator push, and the reconnect after it a measured wake), with
+# PostgreSQL the demo again and three nodes on one database, and every built-in simulator
+# scenario (timelines in artifacts/simulations/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift test
@@ -18,5 +19,8 @@ if [ -n "${BECKON_TEST_POSTGRES_URL:-}" ]; then
     psql "$BECKON_TEST_POSTGRES_URL" -qc "CREATE DATABASE $DB"
     BECKON_DATABASE_URL="${BECKON_TEST_POSTGRES_URL%/*}/$DB" python3 scripts/demo.py "$BECKON"
     psql "$BECKON_TEST_POSTGRES_URL" -qc "DROP DATABASE $DB WITH (FORCE)"
+    # Three nodes on one database: live delivery across nodes, one session per device, and a
+    # node killed with SIGKILL under load (docs/cluster.md).
+    python3 scripts/multi-node.py "$BECKON"
 fi
 scripts/simulate.sh "$BECKON"

@@ -4,6 +4,7 @@ import BeckonServer
 import BeckonStore
 import Logging
 import Metrics
+import NIOSSL
 import Prometheus
 import ServiceLifecycle
 
@@ -22,28 +23,38 @@ public struct BeckonNode: Service {
     public let delivery: DeliveryService
     /// The in-process emulator, when an app has no Apple key (tests and `beckon simulate` read it).
     public let emulator: APNSEmulator?
+    /// This node's part in a cluster (several nodes on one PostgreSQL), if it is in one.
+    public let cluster: PostgresCluster?
     let http: BeckonService
     let logger: Logger
 
     /// - Parameters:
     ///   - tick: how often due planner deadlines and the outbox are polled.
+    ///   - cluster: on PostgreSQL, this node's link to the others (it joins before listening).
     ///   - onServerRunning: called with the bound port once listening (tests listen on port 0).
     public static func assemble(
         configuration: BeckonServerConfiguration, store: any BeckonStore, metrics: PrometheusCollectorRegistry,
-        logger: Logger, tick: Duration = .seconds(1), metricsFactory: (any MetricsFactory)? = nil, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        logger: Logger, tick: Duration = .seconds(1), metricsFactory: (any MetricsFactory)? = nil,
+        cluster: PostgresCluster? = nil, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> BeckonNode {
         let factory = metricsFactory ?? MetricsSystem.factory
-        let hub = SyncHub(metricsFactory: metricsFactory)
+        let hub = SyncHub(metricsFactory: metricsFactory, cluster: cluster, share: cluster?.share ?? NodeShare())
 
         var routes: [String: APNSRoute] = [:]
         var clients: [APNSClient] = []
-        let withKeys = configuration.apps.filter { $0.apnsKeyPath != nil }
-        if !withKeys.isEmpty {
-            let apple = APNSClient(configuration: .init(), logger: Logger(label: "beckon.apns"), metricsFactory: factory)
-            clients.append(apple)
-            for app in withKeys {
+        // One client per endpoint: Apple's hosts, or each endpoint apps name instead.
+        let withKeys = Dictionary(grouping: configuration.apps.filter { $0.apnsKeyPath != nil }, by: \.apnsEndpoint)
+        for (endpoint, apps) in withKeys {
+            var settings = APNSClientConfiguration()
+            if let endpoint {
+                settings.endpointOverride = (endpoint.host, endpoint.port)
+                if let caFile = endpoint.caFile { settings.additionalTrustRoots = try NIOSSLCertificate.fromPEMFile(caFile) }
+            }
+            let client = APNSClient(configuration: settings, logger: Logger(label: "beckon.apns"), metricsFactory: factory)
+            clients.append(client)
+            for app in apps {
                 let key = try APNSSigningKey(teamID: app.teamID, keyID: app.apnsKeyID!, pemFile: app.apnsKeyPath!)
-                routes[app.id] = APNSRoute(client: apple, credential: .token(APNSProviderTokenSource(key: key)))
+                routes[app.id] = APNSRoute(client: client, credential: .token(APNSProviderTokenSource(key: key)))
             }
         }
         var emulator: APNSEmulator?
@@ -58,19 +69,25 @@ public struct BeckonNode: Service {
 
         let delivery = DeliveryService(
             configuration: configuration, store: store, routes: routes, clients: clients, tick: tick, metricsFactory: factory,
-            presence: hub)
+            presence: cluster ?? hub as any DevicePresence)
         let events = delivery.events
         hub.observe { events.submit($0) }
+        if let cluster {
+            cluster.bind(hub: hub, events: events)
+            try await cluster.join()
+        }
         let http = try BeckonHTTPServer.application(
             configuration: configuration, store: store, metrics: metrics, hub: hub, events: events, logger: logger,
             onServerRunning: onServerRunning)
-        return BeckonNode(hub: hub, delivery: delivery, emulator: emulator, http: http, logger: logger)
+        return BeckonNode(hub: hub, delivery: delivery, emulator: emulator, cluster: cluster, http: http, logger: logger)
     }
 
     public func run() async throws {
         // Shut down in reverse order: the listener and its sessions first, then delivery, so
-        // the events of the last sessions are still planned; the emulator last.
-        let group = ServiceGroup(configuration: .init(services: [delivery, http], logger: logger))
+        // the events of the last sessions are still planned, then the cluster link (the node
+        // leaves); the emulator last.
+        let services: [any Service] = (cluster.map { [$0] } ?? []) + [delivery, http]
+        let group = ServiceGroup(configuration: .init(services: services, logger: logger))
         try await withGracefulShutdownHandler {
             try await group.run()
         } onGracefulShutdown: {

@@ -80,9 +80,6 @@ public struct APIError: Error, Sendable, Equatable {
             self = .invalidField(field, reason)
         case .schemaTooNew:
             self.init(status: .internalServerError, code: .internalError, message: "the database was written by a newer Beckon")
-        case .deliveryConflict:
-            // Only the planner saves delivery states, and it plans again; no request sees this.
-            self.init(status: .internalServerError, code: .internalError, message: "a delivery state changed meanwhile")
         }
     }
 }

@@ -18,6 +18,10 @@ public struct AppDeclaration: Sendable, Equatable {
     /// Without them the app's pushes go to the built-in APNs emulator (sandbox).
     public var apnsKeyPath: String?
     public var apnsKeyID: String?
+    /// `apps.<id>.apns.host`, `.port` and `.ca-file`: where the app's pushes go instead of
+    /// Apple's hosts (a staging proxy, a standalone `beckon apns-emulator` shared by several
+    /// nodes), and a CA (PEM) to trust for it beside the system's. Needs the app's key.
+    public var apnsEndpoint: APNSEndpoint?
     /// `apps.<id>.delivery.*`: the delivery planner's defaults for the app.
     public var delivery: DeliveryPolicy = DeliveryPolicy()
 
@@ -39,5 +43,19 @@ public struct AppDeclaration: Sendable, Equatable {
     /// The store's view of the app; limits come from the server-wide configuration.
     func storeApp(limits: AppLimits) -> App {
         App(id: id, bundleID: bundleID, teamID: teamID, environments: environments, limits: limits)
+    }
+}
+
+/// An APNs endpoint other than Apple's (`apps.<id>.apns.host`, `.port`, `.ca-file`).
+public struct APNSEndpoint: Hashable, Sendable {
+    public var host: String
+    public var port: Int
+    /// A PEM file of certificates to trust for it, beside the system's.
+    public var caFile: String?
+
+    public init(host: String, port: Int = 443, caFile: String? = nil) {
+        self.host = host
+        self.port = port
+        self.caFile = caFile
     }
 }

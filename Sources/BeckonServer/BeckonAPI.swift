@@ -45,9 +45,11 @@ public struct BeckonAPI: Sendable {
         self.now = now
         let perSecond = configuration.messagesPerSecond, perMinute = configuration.registrationsPerMinute
         self.messageRate = perSecond == 0 ? nil : RateLimiter(
-            name: "messages-per-second", scope: "app", perSecond: Double(perSecond), burst: Double(perSecond))
+            name: "messages-per-second", scope: "app", perSecond: Double(perSecond), burst: Double(perSecond),
+            share: syncHub?.share)
         self.registrationRate = perMinute == 0 ? nil : RateLimiter(
-            name: "registrations-per-minute", scope: "user", perSecond: Double(perMinute) / 60, burst: Double(perMinute))
+            name: "registrations-per-minute", scope: "user", perSecond: Double(perMinute) / 60, burst: Double(perMinute),
+            share: syncHub?.share)
     }
 
     /// Saves every declared app to the store, so the configuration is the source of truth at each

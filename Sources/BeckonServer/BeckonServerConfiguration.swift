@@ -224,6 +224,18 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             if (declaration.apnsKeyPath == nil) != (declaration.apnsKeyID == nil) {
                 throw .invalid(key: "\(scope).apns", "set both apns.key-path and apns.key-id, or neither (the emulator)")
             }
+            if let host = app.string(forKey: "apns.host") {
+                guard declaration.apnsKeyPath != nil else {
+                    throw .invalid(key: "\(scope).apns.host", "needs apns.key-path and apns.key-id (the endpoint checks the app's key)")
+                }
+                let port = app.int(forKey: "apns.port", default: 443)
+                guard !host.isEmpty, (1...65535).contains(port) else {
+                    throw .invalid(key: "\(scope).apns.port", "must be 1-65535, with a non-empty apns.host")
+                }
+                declaration.apnsEndpoint = APNSEndpoint(host: host, port: port, caFile: app.string(forKey: "apns.ca-file"))
+            } else if app.int(forKey: "apns.port") != nil || app.string(forKey: "apns.ca-file") != nil {
+                throw .invalid(key: "\(scope).apns.host", "is required with apns.port or apns.ca-file")
+            }
             declaration.delivery = try readDeliveryPolicy(app.scoped(to: "delivery"), scope: "\(scope).delivery")
             apps.append(declaration)
         }

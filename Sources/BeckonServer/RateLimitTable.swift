@@ -33,7 +33,11 @@ struct RateLimitTable: Sendable {
 
     var count: Int { buckets.count }
 
-    mutating func take(_ key: String, now: Date) -> Decision {
+    /// - Parameter share: how many nodes share the limit (docs/cluster.md, "Limits"): this one
+    ///   allows `1/share` of the rate and of the burst (at least one request), so together they
+    ///   stay within it.
+    mutating func take(_ key: String, now: Date, share: Int = 1) -> Decision {
+        let rate = self.rate / Double(max(1, share)), burst = max(1, (self.burst / Double(max(1, share))).rounded(.down))
         var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
         let elapsed = max(0, now.timeIntervalSince(bucket.updated))
         bucket.tokens = min(burst, bucket.tokens + elapsed * rate)

@@ -13,11 +13,15 @@ final class RateLimiter: Sendable {
     let scope: String
     private let table: NIOLockedValueBox<RateLimitTable>
     private let limited: Counter
+    /// The nodes sharing the limit (several nodes on one database); nil for one node.
+    private let share: NodeShare?
 
     /// - Parameters:
     ///   - perSecond: the sustained rate per key.
     ///   - burst: how many requests a key may make at once after being quiet.
-    init(name: String, scope: String, perSecond: Double, burst: Double) {
+    ///   - share: the nodes that share the limit: each allows its part.
+    init(name: String, scope: String, perSecond: Double, burst: Double, share: NodeShare? = nil) {
+        self.share = share
         self.name = name
         self.scope = scope
         self.table = NIOLockedValueBox(RateLimitTable(rate: perSecond, burst: burst))
@@ -26,13 +30,14 @@ final class RateLimiter: Sendable {
 
     /// Takes one request for `key`, or throws 429 `rate_limited`.
     func take(_ key: String, now: Date) throws(APIError) {
-        let decision = table.withLockedValue { $0.take(key, now: now) }
+        let nodes = share?.count ?? 1
+        let decision = table.withLockedValue { $0.take(key, now: now, share: nodes) }
         guard case .limited(let wait) = decision else { return }
         limited.increment()
         let seconds = max(1, Int(wait.rounded(.up)))
         var error = APIError(
             status: .tooManyRequests, code: .rateLimited,
-            message: "too many requests for this \(scope) (limits.\(name)); retry in \(seconds) s")
+            message: "too many requests for this \(scope) (limits.\(name)\(nodes > 1 ? ", shared by \(nodes) nodes" : "")); retry in \(seconds) s")
         error.headers[.retryAfter] = String(seconds)  // RFC 9110 §10.2.3: seconds to wait.
         throw error
     }

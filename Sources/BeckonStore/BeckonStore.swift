@@ -120,9 +120,12 @@ public protocol BeckonStore: Sendable {
     /// deadline, and if the node dies first the deadline comes due again at `leaseUntil`.
     func claimDueDeliveryStates(before date: Date, limit: Int, leaseUntil: Date) async throws -> [DeviceRef]
     /// Saves planner states, queues new pushes and records wake outcomes in one transaction.
-    /// Each state is saved only if its stored version is still `state.version`; otherwise
-    /// nothing is saved and `BeckonStoreError.deliveryConflict` names the devices.
-    func saveDelivery(_ batch: DeliveryBatch) async throws
+    /// A device's state is saved only if its stored version is still `state.version` (another
+    /// node may have planned it meanwhile); for a device where it is not, nothing of the batch is
+    /// saved — not its state, pushes or wake outcomes — and it is in the result, to be planned
+    /// again from the stored state. Everything else is saved.
+    @discardableResult
+    func saveDelivery(_ batch: DeliveryBatch) async throws -> Set<DeviceRef>
     /// Takes up to `limit` due pushes for sending: their next attempt moves to `leaseUntil`, so
     /// no other claim takes them meanwhile; a push whose result is never recorded (the process
     /// died) is due again then.

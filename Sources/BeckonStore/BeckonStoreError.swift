@@ -12,7 +12,4 @@ public enum BeckonStoreError: Error, Equatable, Sendable {
     case invalidArgument(field: String, reason: String)
     /// The database was written by a newer Beckon whose migrations this one does not know.
     case schemaTooNew
-    /// Planner states saved meanwhile by another planning step (another node): nothing of the
-    /// batch was saved; plan again from the stored states (`DeliveryState.version`).
-    case deliveryConflict([DeviceRef])
 }

@@ -41,58 +41,69 @@ extension PostgresStore {
         return due
     }
 
-    public func saveDelivery(_ batch: DeliveryBatch) async throws {
-        guard !batch.isEmpty else { return }
+    @discardableResult
+    public func saveDelivery(_ batch: DeliveryBatch) async throws -> Set<DeviceRef> {
+        guard !batch.isEmpty else { return [] }
+        do {
+            return try await transaction { connection in try await self.saveDelivery(batch, on: connection) }
+        } catch let error as PSQLError where ["40P01", "40001"].contains(error.serverInfo?[.sqlState]) {
+            // Two nodes' batches locked rows in an order that deadlocked; the loser's whole batch
+            // was rolled back, so every device of it is planned again.
+            logger.debug("a delivery batch deadlocked with another node's; planning it again")
+            return Set(batch.states.map(\.device) + batch.pushes.map(\.device) + batch.wakes.map(\.device))
+        }
+    }
+
+    private func saveDelivery(_ batch: DeliveryBatch, on connection: PostgresConnection) async throws -> Set<DeviceRef> {
         let now = timestamp
-        try await transaction { connection in
-            var conflicts: [DeviceRef] = []
-            for state in batch.states {
-                // A device deleted meanwhile keeps no state (the EXISTS). The row lock the upsert
-                // takes orders two nodes saving one device; the version decides which one wins.
-                let written = try await Self.hasRow(connection.query(
-                    """
-                    INSERT INTO delivery_state (app_id, device_id, planner, next_deadline, unreachable, updated_at, version)
-                    SELECT \(state.device.appID), \(state.device.deviceID), \(state.planner),
-                           \(state.nextDeadline?.millisecondsSince1970), \(state.unreachable), \(now), 1
-                    WHERE EXISTS (SELECT 1 FROM device WHERE app_id = \(state.device.appID) AND id = \(state.device.deviceID))
-                    ON CONFLICT (app_id, device_id) DO UPDATE SET planner = excluded.planner,
-                        next_deadline = excluded.next_deadline, unreachable = excluded.unreachable,
-                        updated_at = excluded.updated_at, version = delivery_state.version + 1
-                    WHERE delivery_state.version = \(state.version)
-                    RETURNING 1
-                    """, logger: logger))
-                if !written, try await Self.hasRow(connection.query(
-                    "SELECT 1 FROM delivery_state WHERE app_id = \(state.device.appID) AND device_id = \(state.device.deviceID)",
-                    logger: logger))
-                {
-                    conflicts.append(state.device)
-                }
-            }
-            if !conflicts.isEmpty { throw BeckonStoreError.deliveryConflict(conflicts) }
-            for push in batch.pushes {
-                let notification = push.notification
-                let created = push.createdAt.millisecondsSince1970
-                try await connection.query(
-                    """
-                    INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, push_type, topic, priority,
-                                             expiration, collapse_id, payload, message_count, ringing_call_id, ringing_until,
-                                             state, attempts, next_attempt_at, created_at)
-                    VALUES (\(push.id), \(push.device.appID), \(push.device.deviceID), \(push.tokenKind.rawValue),
-                            \(push.reason.rawValue), \(push.strategy.rawValue), \(notification.pushType.rawValue),
-                            \(notification.topic), \(notification.priority.rawValue), \(notification.expiration.headerValue),
-                            \(notification.collapseID), \(Data(notification.payload)), \(push.messageCount), \(push.ringingCallID),
-                            \(push.ringingUntil?.millisecondsSince1970), 'pending', 0, \(created), \(created))
-                    """, logger: logger)
-            }
-            for wake in batch.wakes {
-                let latency = wake.latency.map { Int64(($0 * 1000).rounded()) }
-                try await connection.query(
-                    """
-                    UPDATE push_outbox SET wake = \(wake.latency == nil ? "missed" : "observed"), wake_latency_ms = \(latency)
-                    WHERE id = \(wake.pushID) AND wake IS NULL
-                    """, logger: logger)
+        var conflicts: Set<DeviceRef> = []
+        // In device order, so two nodes saving overlapping batches lock rows in one order.
+        for state in batch.states.sorted(by: { ($0.device.appID, $0.device.deviceID) < ($1.device.appID, $1.device.deviceID) }) {
+            // A device deleted meanwhile keeps no state (the EXISTS). The row lock the upsert
+            // takes orders two nodes saving one device; the version decides which one wins.
+            let written = try await Self.hasRow(connection.query(
+                """
+                INSERT INTO delivery_state (app_id, device_id, planner, next_deadline, unreachable, updated_at, version)
+                SELECT \(state.device.appID), \(state.device.deviceID), \(state.planner),
+                       \(state.nextDeadline?.millisecondsSince1970), \(state.unreachable), \(now), 1
+                WHERE EXISTS (SELECT 1 FROM device WHERE app_id = \(state.device.appID) AND id = \(state.device.deviceID))
+                ON CONFLICT (app_id, device_id) DO UPDATE SET planner = excluded.planner,
+                    next_deadline = excluded.next_deadline, unreachable = excluded.unreachable,
+                    updated_at = excluded.updated_at, version = delivery_state.version + 1
+                WHERE delivery_state.version = \(state.version)
+                RETURNING 1
+                """, logger: logger))
+            if !written, try await Self.hasRow(connection.query(
+                "SELECT 1 FROM delivery_state WHERE app_id = \(state.device.appID) AND device_id = \(state.device.deviceID)",
+                logger: logger))
+            {
+                conflicts.insert(state.device)
             }
         }
+        for push in batch.pushes where !conflicts.contains(push.device) {
+            let notification = push.notification
+            let created = push.createdAt.millisecondsSince1970
+            try await connection.query(
+                """
+                INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, push_type, topic, priority,
+                                         expiration, collapse_id, payload, message_count, ringing_call_id, ringing_until,
+                                         state, attempts, next_attempt_at, created_at)
+                VALUES (\(push.id), \(push.device.appID), \(push.device.deviceID), \(push.tokenKind.rawValue),
+                        \(push.reason.rawValue), \(push.strategy.rawValue), \(notification.pushType.rawValue),
+                        \(notification.topic), \(notification.priority.rawValue), \(notification.expiration.headerValue),
+                        \(notification.collapseID), \(Data(notification.payload)), \(push.messageCount), \(push.ringingCallID),
+                        \(push.ringingUntil?.millisecondsSince1970), 'pending', 0, \(created), \(created))
+                """, logger: logger)
+        }
+        for wake in batch.wakes where !conflicts.contains(wake.device) {
+            let latency = wake.latency.map { Int64(($0 * 1000).rounded()) }
+            try await connection.query(
+                """
+                UPDATE push_outbox SET wake = \(wake.latency == nil ? "missed" : "observed"), wake_latency_ms = \(latency)
+                WHERE id = \(wake.pushID) AND wake IS NULL
+                """, logger: logger)
+        }
+        return conflicts
     }
 
     /// Claims due pushes for this node until `leaseUntil`: rows another node holds are skipped,

@@ -36,10 +36,11 @@ extension SQLiteStore {
         }
     }
 
-    public func saveDelivery(_ batch: DeliveryBatch) async throws {
-        guard !batch.isEmpty else { return }
+    @discardableResult
+    public func saveDelivery(_ batch: DeliveryBatch) async throws -> Set<DeviceRef> {
+        guard !batch.isEmpty else { return [] }
         let now = timestamp
-        try await groupCommit.write { db in
+        return try await groupCommit.write { db in
             let saveState = try db.cachedStatement(sql: """
                 INSERT INTO delivery_state (app_id, device_id, planner, next_deadline, unreachable, updated_at, version)
                 SELECT ?, ?, ?, ?, ?, ?, 1 WHERE EXISTS (SELECT 1 FROM device WHERE app_id = ? AND id = ?)
@@ -49,7 +50,7 @@ extension SQLiteStore {
                 WHERE delivery_state.version = ?
                 """)
             let stored = try db.cachedStatement(sql: "SELECT 1 FROM delivery_state WHERE app_id = ? AND device_id = ?")
-            var conflicts: [DeviceRef] = []
+            var conflicts: Set<DeviceRef> = []
             for state in batch.states {
                 // A device deleted meanwhile keeps no state (the EXISTS above).
                 try saveState.execute(arguments: [
@@ -60,18 +61,16 @@ extension SQLiteStore {
                 if db.changesCount == 0,
                     try Bool.fetchOne(stored, arguments: [state.device.appID, state.device.deviceID]) != nil
                 {
-                    conflicts.append(state.device)
+                    conflicts.insert(state.device)
                 }
             }
-            // Thrown inside the group commit's savepoint: nothing of this batch stays.
-            if !conflicts.isEmpty { throw BeckonStoreError.deliveryConflict(conflicts) }
             let queuePush = try db.cachedStatement(sql: """
                 INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, push_type, topic,
                                          priority, expiration, collapse_id, payload, message_count, ringing_call_id,
                                          ringing_until, state, attempts, next_attempt_at, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
                 """)
-            for push in batch.pushes {
+            for push in batch.pushes where !conflicts.contains(push.device) {
                 let notification = push.notification
                 try queuePush.execute(arguments: [
                     push.id, push.device.appID, push.device.deviceID, push.tokenKind.rawValue, push.reason.rawValue,
@@ -85,12 +84,13 @@ extension SQLiteStore {
             let recordWake = try db.cachedStatement(sql: """
                 UPDATE push_outbox SET wake = ?, wake_latency_ms = ? WHERE id = ? AND wake IS NULL
                 """)
-            for wake in batch.wakes {
+            for wake in batch.wakes where !conflicts.contains(wake.device) {
                 try recordWake.execute(arguments: [
                     wake.latency == nil ? "missed" : "observed",
                     wake.latency.map { Int64(($0 * 1000).rounded()) }, wake.pushID,
                 ])
             }
+            return conflicts
         }
     }
 

@@ -79,11 +79,14 @@ struct ServeCommand: AsyncParsableCommand {
         let pool = Task { await store.run() }
         defer { pool.cancel() }
         try await BeckonHTTPServer.openPostgresStore(store, configuration: settings)
-        let node = try await BeckonNode.assemble(configuration: settings, store: store, metrics: registry, logger: logger)
+        // Every node on PostgreSQL is in a cluster, be it of one (docs/cluster.md).
+        let cluster = PostgresCluster(store: store, configuration: settings, share: NodeShare(), logger: Logger(label: "beckon.cluster"))
+        let node = try await BeckonNode.assemble(
+            configuration: settings, store: store, metrics: registry, logger: logger, cluster: cluster)
         let services = ServiceGroup(configuration: .init(
             services: [node], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         logger.info("starting", metadata: [
-            "host": "\(settings.host)", "port": "\(settings.port)", "database": "postgresql",
+            "host": "\(settings.host)", "port": "\(settings.port)", "database": "postgresql", "node": "\(cluster.nodeID)",
             "apps": "\(settings.apps.map(\.id))",
         ])
         try await services.run()

@@ -13,9 +13,10 @@ import ServiceLifecycle
 /// every event is applied in arrival order, and the whole batch is saved in one commit. One
 /// driver per node; the state lives in the database, so another node (or this one after a
 /// restart) continues where it stopped. With several nodes two drivers may plan one device at
-/// once: each save names the state version it planned from, the second one is refused
-/// (`BeckonStoreError.deliveryConflict`), and that batch is planned again from the new state, so
-/// one device's transitions still happen one at a time, cluster-wide.
+/// once: each save names the state version it planned from, a device whose state moved meanwhile
+/// is left out of the save (`BeckonStore.saveDelivery`), and the batch's events are planned again
+/// for it from the new state, so one device's transitions still happen one at a time,
+/// cluster-wide.
 final class DeliveryDriver: Service, Sendable {
     let store: any BeckonStore
     let policies: [String: DeliveryPolicy]
@@ -35,8 +36,9 @@ final class DeliveryDriver: Service, Sendable {
     /// How long a claimed deadline is this node's: if it dies before planning it, the deadline
     /// comes due again then, on any node.
     let deadlineLease: TimeInterval
-    /// How many times a batch is planned again after another node saved one of its devices.
-    let conflictAttempts = 5
+    /// How many times a batch is planned (for the devices another node saved first) before its
+    /// events for them are given up.
+    let conflictAttempts = 20
 
     private let events: AsyncStream<DeliveryEvent>
     private let continuation: AsyncStream<DeliveryEvent>.Continuation
@@ -146,9 +148,11 @@ final class DeliveryDriver: Service, Sendable {
             let planned = batch.compactMap { if case .deadline(let device) = $0 { device } else { nil } }
             if !planned.isEmpty { queuedDeadlines.withLockedValue { $0.subtract(planned) } }
         }
+        // Devices another node saved first are planned again, alone, from the stored state.
+        var only: Set<DeviceRef>?
         for attempt in 1...conflictAttempts {
             do {
-                var step = try await PlanningStep(driver: self, devicesFor: batch)
+                var step = try await PlanningStep(driver: self, devicesFor: batch, only: only)
                 for event in batch {
                     // One event that cannot be applied (its device deleted meanwhile, a store
                     // error) costs that event, not the batch: losing a `.disconnected` would leave
@@ -159,17 +163,23 @@ final class DeliveryDriver: Service, Sendable {
                         logger.error("an event could not be planned", metadata: ["error": "\(error)"])
                     }
                 }
-                try await step.save()
-                return
-            } catch BeckonStoreError.deliveryConflict(let devices) where attempt < conflictAttempts {
-                // Another node saved these devices first: forget what this node knew of them and
-                // plan the whole batch again from the stored states (nothing of it was saved).
+                let conflicted = try await step.save()
+                if conflicted.isEmpty { return }
                 metrics.conflicted()
-                planners.withLockedValue { cache in for device in devices { cache[device] = nil } }
+                planners.withLockedValue { cache in for device in conflicted { cache[device] = nil } }
+                only = conflicted
+                guard attempt < conflictAttempts else {
+                    logger.error("planning kept losing to other nodes; these devices' events are dropped", metadata: [
+                        "devices": "\(conflicted.count)", "events": "\(batch.count)",
+                    ])
+                    return
+                }
+                // A short random pause, so the nodes that collided do not collide again.
+                try? await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
             } catch {
                 // The messages are in the mailbox whatever happens here; the device syncs them
                 // when it next connects. Only the push for them is lost, and said so.
-                logger.error("planning failed", metadata: ["error": "\(error)", "events": "\(batch.count)"])
+                logger.error("planning failed", metadata: ["error": "\(String(reflecting: error))", "events": "\(batch.count)"])
                 return
             }
         }

@@ -15,14 +15,15 @@ struct PlanningStep {
     private var planners: [DeviceRef: DevicePlanner] = [:]
     /// The stored version each planner was read at (0: never saved).
     private var versions: [DeviceRef: Int64] = [:]
-    /// Metrics and logs of the actions decided, run once the batch is saved: a batch planned
-    /// again after a conflict must not count twice.
-    private var afterSave: [() -> Void] = []
+    /// Metrics and logs of the actions decided, by device, run once the device's state is saved:
+    /// a device planned again after a conflict must not count twice.
+    private var afterSave: [(DeviceRef, () -> Void)] = []
     private var changed: Set<DeviceRef> = []
     private var unread: [UserRef: Int] = [:]
     private var batch = DeliveryBatch()
 
-    init(driver: DeliveryDriver, devicesFor events: [DeliveryEvent]) async throws {
+    /// - Parameter only: plan these devices alone (another node saved them first last time).
+    init(driver: DeliveryDriver, devicesFor events: [DeliveryEvent], only: Set<DeviceRef>? = nil) async throws {
         self.driver = driver
         self.now = driver.now()
         var users: Set<UserRef> = []
@@ -42,6 +43,11 @@ struct PlanningStep {
         }
         let missing = single.filter { devices[$0] == nil }
         for (ref, device) in try await driver.store.devices(Array(missing)) { devices[ref] = device }
+        if let only {
+            // A device left out has no planner here: its transitions are skipped.
+            devices = devices.filter { only.contains($0.key) }
+            devicesOfUser = devicesOfUser.mapValues { $0.filter(only.contains) }
+        }
         // Unread counts only for users with devices to push to.
         let pushed = users.filter { !(devicesOfUser[$0] ?? []).isEmpty }
         unread = try await driver.store.unreadCounts(of: Array(pushed))
@@ -183,21 +189,21 @@ struct PlanningStep {
                     device: ref, tokenKind: push.token, reason: push.reason, strategy: push.strategy,
                     notification: rendered, messageCount: push.messageIDs.count, ringingCallID: push.ringing?.callID,
                     ringingUntil: push.ringing?.until, createdAt: now))
-                afterSave.append { metrics.decided(push) }
+                afterSave.append((ref, { metrics.decided(push) }))
             case .wakeObserved(let pushID, let reason, let strategy, let latency):
-                batch.wakes.append(WakeOutcome(pushID: pushID.uuidString.lowercased(), latency: latency))
-                afterSave.append { metrics.wake(observed: latency, reason: reason, strategy: strategy) }
+                batch.wakes.append(WakeOutcome(device: ref, pushID: pushID.uuidString.lowercased(), latency: latency))
+                afterSave.append((ref, { metrics.wake(observed: latency, reason: reason, strategy: strategy) }))
             case .wakeMissed(let pushID, let reason, let strategy):
-                batch.wakes.append(WakeOutcome(pushID: pushID.uuidString.lowercased(), latency: nil))
-                afterSave.append { metrics.wake(observed: nil, reason: reason, strategy: strategy) }
+                batch.wakes.append(WakeOutcome(device: ref, pushID: pushID.uuidString.lowercased(), latency: nil))
+                afterSave.append((ref, { metrics.wake(observed: nil, reason: reason, strategy: strategy) }))
             case .becameUnreachable:
                 let logger = driver.logger
-                afterSave.append {
+                afterSave.append((ref, {
                     metrics.escalated()
                     logger.info("device unreachable after a missed wake; alerting until it connects", metadata: [
                         "device": "\(ref)"
                     ])
-                }
+                }))
             case .becameReachable:
                 break
             }
@@ -206,7 +212,9 @@ struct PlanningStep {
 
     // MARK: Saving
 
-    mutating func save() async throws {
+    /// Saves what the batch decided; returns the devices another node saved first, whose
+    /// decisions were left out (to be planned again).
+    mutating func save() async throws -> Set<DeviceRef> {
         let encoder = JSONEncoder()
         for ref in changed {
             guard let planner = planners[ref] else { continue }
@@ -214,9 +222,9 @@ struct PlanningStep {
                 device: ref, planner: try encoder.encode(planner), nextDeadline: planner.nextDeadline,
                 unreachable: planner.isUnreachable, version: versions[ref] ?? 0))
         }
-        try await driver.store.saveDelivery(batch)
-        for effect in afterSave { effect() }
-        let saved = changed.compactMap { ref in
+        let conflicted = try await driver.store.saveDelivery(batch)
+        for (ref, effect) in afterSave where !conflicted.contains(ref) { effect() }
+        let saved = changed.subtracting(conflicted).compactMap { ref in
             planners[ref].flatMap { planner in
                 devices[ref].map { (ref, CachedPlanner(planner: planner, version: (versions[ref] ?? 0) + 1, for: $0)) }
             }
@@ -226,7 +234,8 @@ struct PlanningStep {
             if cache.count + saved.count > limit { cache.removeAll(keepingCapacity: true) }
             for (ref, entry) in saved { cache[ref] = entry }
         }
-        if !batch.pushes.isEmpty { driver.dispatcher.wake() }
+        if batch.pushes.contains(where: { !conflicted.contains($0.device) }) { driver.dispatcher.wake() }
+        return conflicted
     }
 
     // MARK: Reads

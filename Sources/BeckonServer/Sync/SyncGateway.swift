@@ -85,7 +85,7 @@ public struct SyncGateway: Sendable {
         self.now = now
         self.connectRate = connectsPerMinute > 0 ? RateLimiter(
             name: "sync-connects-per-minute", scope: "device", perSecond: Double(connectsPerMinute) / 60,
-            burst: Double(connectsPerMinute)) : nil
+            burst: Double(connectsPerMinute), share: hub.share) : nil
     }
 
     static let path = "/v1/sync"

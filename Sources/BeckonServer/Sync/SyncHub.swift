@@ -27,12 +27,26 @@ public actor SyncHub: Service {
     private let now: @Sendable () -> Date
     private let observers = NIOLockedValueBox<[@Sendable (DeliveryEvent) -> Void]>([])
     let metrics: SyncMetrics
+    /// The other nodes, when there are (several nodes on PostgreSQL); nil for one node.
+    let cluster: (any ClusterLink)?
+    /// How many nodes share the rate limits (1 without a cluster).
+    public nonisolated let share: NodeShare
+    /// Each registered session's claim of its slot in the cluster, until it ends: true if the
+    /// claim was accepted. Its end waits for it, so a slot is never released before it is taken.
+    private var claims: [String: Task<Bool, Never>] = [:]
 
-    /// - Parameter metricsFactory: where `beckon_sync_*` go; the process-wide factory
-    ///   (`MetricsSystem.bootstrap`) if nil.
-    public init(now: @escaping @Sendable () -> Date = { Date() }, metricsFactory: (any MetricsFactory)? = nil) {
+    /// - Parameters:
+    ///   - metricsFactory: where `beckon_sync_*` go; the process-wide factory
+    ///     (`MetricsSystem.bootstrap`) if nil.
+    ///   - cluster: the other nodes, with several nodes on one database.
+    public init(
+        now: @escaping @Sendable () -> Date = { Date() }, metricsFactory: (any MetricsFactory)? = nil,
+        cluster: (any ClusterLink)? = nil, share: NodeShare = NodeShare()
+    ) {
         self.now = now
         self.metrics = SyncMetrics(factory: metricsFactory ?? MetricsSystem.factory)
+        self.cluster = cluster
+        self.share = share
     }
 
     // MARK: For the rest of the server
@@ -53,9 +67,21 @@ public actor SyncHub: Service {
     /// How many sessions are live (a device's app and extension sessions count apart).
     public var sessionCount: Int { sessionsByDevice.values.reduce(0) { $0 + $1.count } }
 
-    /// Wakes the live sessions of these users: their mailboxes have new messages. Called after
-    /// the append is durable, and only for messages that were not duplicates.
+    /// Wakes the live sessions of these users, here and on the other nodes: their mailboxes have
+    /// new messages. Called after the append is durable, and only for messages that were not
+    /// duplicates.
     public func messagesAppended(for users: some Sequence<UserRef>) {
+        let users = Array(users)
+        wake(users)
+        guard let cluster else { return }
+        for (app, ofApp) in Dictionary(grouping: users, by: \.appID) {
+            cluster.publish(
+                ofApp.count > ClusterHint.mostNamedUsers
+                    ? .mailboxAll(app: app) : .mailbox(app: app, users: ofApp.map(\.userID)))
+        }
+    }
+
+    private func wake(_ users: [UserRef]) {
         for user in users {
             for device in devicesByUser[user] ?? [] {
                 for session in sessionsByDevice[device]?.all ?? [] { session.newMessages() }
@@ -63,8 +89,26 @@ public actor SyncHub: Service {
         }
     }
 
-    /// Tells the users' live sessions that a call ended: their apps end the CallKit call (rule 6).
+    /// Wakes the live sessions here of users whose mailboxes changed through another node.
+    func messagesAppendedElsewhere(for users: [UserRef]) { wake(users) }
+
+    /// Wakes every live session here (of one app, or all): a hint may have been lost.
+    func wakeAll(appID: String? = nil) {
+        for (device, sessions) in sessionsByDevice where appID == nil || device.appID == appID {
+            for session in sessions.all { session.newMessages() }
+        }
+    }
+
+    /// Tells the users' live sessions, here and on the other nodes, that a call ended: their
+    /// apps end the CallKit call (rule 6).
     public func callEnded(for users: [UserRef], callID: String, outcome: CallEndOutcome) {
+        endCall(for: users, callID: callID, outcome: outcome)
+        for (app, ofApp) in Dictionary(grouping: users, by: \.appID) {
+            cluster?.publish(.callEnded(app: app, users: ofApp.map(\.userID), callID: callID, outcome: outcome))
+        }
+    }
+
+    private func endCall(for users: [UserRef], callID: String, outcome: CallEndOutcome) {
         for user in users {
             for device in devicesByUser[user] ?? [] {
                 for session in sessionsByDevice[device]?.all ?? [] {
@@ -74,11 +118,45 @@ public actor SyncHub: Service {
         }
     }
 
-    /// Closes the device's sessions with 4003: the device was deleted or re-registered.
+    /// Closes the device's sessions with 4003, here and on the other nodes: the device was
+    /// deleted or re-registered.
     public func revoke(_ device: DeviceRef) {
+        closeRevoked(device)
+        cluster?.publish(.revoke(app: device.appID, device: device.deviceID, at: Int64((now().timeIntervalSince1970 * 1000).rounded(.down))))
+    }
+
+    private func closeRevoked(_ device: DeviceRef, connectedBefore: Date? = nil) {
         let waiting = admitted.values.filter { $0.ref == device }
-        for session in Array(sessionsByDevice[device]?.all ?? []) + waiting {
+        for session in Array(sessionsByDevice[device]?.all ?? []) + waiting
+        where connectedBefore.map({ session.connectedAt < $0 }) ?? true {
             session.close(.revoked, reason: "revoked", end: .revoked)
+        }
+    }
+
+    /// What another node told this one (`ClusterHint`): acted on here only.
+    func received(_ hint: ClusterHint) {
+        switch hint {
+        case .mailbox(let app, let users):
+            wake(users.map { UserRef(appID: app, userID: $0) })
+        case .mailboxAll(let app):
+            wakeAll(appID: app)
+        case .callEnded(let app, let users, let callID, let outcome):
+            endCall(for: users.map { UserRef(appID: app, userID: $0) }, callID: callID, outcome: outcome)
+        case .read(let app, let user, let device, let ids, let badge):
+            tellOthersRead(UserRef(appID: app, userID: user), except: DeviceRef(appID: app, deviceID: device), ids: ids, badge: badge)
+        case .revoke(let app, let device, let at):
+            closeRevoked(DeviceRef(appID: app, deviceID: device), connectedBefore: Date(timeIntervalSince1970: Double(at) / 1000))
+        case .close(let node, let app, let device, let session, let code):
+            guard node == cluster?.nodeID else { return }
+            closeDisplaced(DeviceRef(appID: app, deviceID: device), session: session, code: SyncCloseCode(rawValue: code) ?? .replaced)
+        }
+    }
+
+    /// Closes every live session with 1001 (clients reconnect): this node lost its place in the
+    /// cluster (other nodes took it for dead and ended its sessions for the planner).
+    func closeAllForRejoin() {
+        for session in sessionsByDevice.values.flatMap(\.all) + admitted.values {
+            session.close(.goingAway, reason: "node rejoining the cluster", end: .shutdown)
         }
     }
 
@@ -147,6 +225,19 @@ public actor SyncHub: Service {
         metrics.sessions.record(sessionCount)
         devicesByUser[session.user, default: []].insert(ref)
         presenceByDevice[ref, default: SyncPresence()].connectedSince = session.connectedAt
+        if let cluster {
+            // The planner hears of it once the slot is taken cluster-wide: whoever then asks
+            // whether the device is connected (a late `disconnected` of a replaced session on
+            // another node) finds this session.
+            let claim = ClusterSession(
+                device: ref, role: role, userID: session.user.userID, node: cluster.nodeID, session: session.id)
+            claims[session.id] = Task {
+                let result = await cluster.claim(claim, at: session.connectedAt)
+                await self.claimed(session, role: role, result: result, wasConnected: wasConnected)
+                return result.accepted
+            }
+            return .accepted
+        }
         // A session taking over from another is a drop and a connection to the planner: the
         // messages the old one had unacknowledged are the new one's to fetch.
         if wasConnected { emit(.disconnected(ref, clean: false, at: now())) }
@@ -154,11 +245,44 @@ public actor SyncHub: Service {
         return .accepted
     }
 
+    /// The cluster decided a new session's claim: sessions it displaced are closed where they
+    /// are, and the planner hears of the connection (or the session is refused: the device's app
+    /// holds it on another node).
+    private func claimed(_ session: SyncSessionHandle, role: SyncRole, result: SessionClaimResult, wasConnected: Bool) {
+        for displaced in result.displaced {
+            let code: SyncCloseCode = displaced.role == role ? .replaced : .preempted
+            if displaced.node == cluster?.nodeID {
+                closeDisplaced(displaced.device, session: displaced.session, code: code)
+            } else {
+                cluster?.publish(.close(
+                    node: displaced.node, app: displaced.device.appID, device: displaced.device.deviceID,
+                    session: displaced.session, code: code.rawValue))
+            }
+        }
+        guard result.accepted else {
+            session.close(.preempted, reason: "preempted: the app holds the device's session", end: .preempted)
+            return
+        }
+        if wasConnected || !result.displaced.isEmpty { emit(.disconnected(session.ref, clean: false, at: now())) }
+        emit(.connected(session.ref, role: role, at: session.connectedAt))
+    }
+
+    /// Closes the session `id` of the device if it is live here: a newer one took its slot.
+    private func closeDisplaced(_ device: DeviceRef, session id: String, code: SyncCloseCode) {
+        guard let session = sessionsByDevice[device]?.all.first(where: { $0.id == id }) else { return }
+        if code == .preempted {
+            session.close(.preempted, reason: "preempted: the app took over", end: .preempted)
+        } else {
+            session.close(.replaced, reason: "replaced: a newer session took over", end: .replaced)
+        }
+    }
+
     /// The session ended. Presence is updated only if it is still one of the device's current
     /// sessions (a replaced or preempted session's end was recorded when it was taken over).
     func unregister(_ session: SyncSessionHandle, end: SyncSessionEnd) {
         let ref = session.ref
         if admitted.removeValue(forKey: ObjectIdentifier(session)) != nil { resumeIdleWaitersIfIdle() }
+        let claim = claims.removeValue(forKey: session.id)
         guard let role = session.role, var sessions = sessionsByDevice[ref], sessions[role] === session else { return }
         sessions[role] = nil
         sessionsByDevice[ref] = sessions.isEmpty ? nil : sessions
@@ -169,6 +293,17 @@ public actor SyncHub: Service {
             if devicesByUser[session.user]?.isEmpty == true { devicesByUser[session.user] = nil }
             record(end: end, of: ref)
             presenceByDevice[ref]?.connectedSince = nil
+        }
+        if let cluster, let claim {
+            // After the claim (never release a slot before it is taken); the planner checks
+            // that no newer session holds the device before taking this for a drop.
+            let (lastHere, clean, at) = (sessions.isEmpty, end == .clean, now())
+            Task {
+                guard await claim.value else { return }
+                await cluster.release(ref, session: session.id)
+                if lastHere { await self.emit(.disconnected(ref, clean: clean, at: at, session: session.id)) }
+            }
+        } else if sessions.isEmpty {
             emit(.disconnected(ref, clean: end == .clean, at: now()))
         }
         resumeIdleWaitersIfIdle()
@@ -189,9 +324,15 @@ public actor SyncHub: Service {
         emit(.acknowledged(device, at: presence.lastAckAt ?? now()))
     }
 
-    /// Tells the user's other live sessions that `ids` were read (design rule 7).
+    /// Tells the user's other live sessions, here and on the other nodes, that `ids` were read
+    /// (design rule 7).
     func readElsewhere(user: UserRef, except device: DeviceRef, ids: [String], badge: Int) {
         emit(.read(user: user, by: device, ids: ids, at: now()))
+        tellOthersRead(user, except: device, ids: ids, badge: badge)
+        cluster?.publish(.read(app: user.appID, user: user.userID, device: device.deviceID, ids: ids, badge: badge))
+    }
+
+    private func tellOthersRead(_ user: UserRef, except device: DeviceRef, ids: [String], badge: Int) {
         for other in devicesByUser[user] ?? [] where other != device {
             for session in sessionsByDevice[other]?.all ?? [] { session.readElsewhere(ids: ids, badge: badge) }
         }
