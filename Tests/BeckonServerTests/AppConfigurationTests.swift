@@ -100,4 +100,39 @@ import Testing
             try BeckonServerConfiguration(reading: Self.reader(base.merging(["limits.messages-per-second": -1]) { $1 }))
         }
     }
+
+    @Test func anAPNsEndpointAndClusterSettingsAreReadAndChecked() throws {
+        let base: [AbsoluteConfigKey: ConfigValue] = [
+            "apps.ids": .init(.stringArray(["chat"]), isSecret: false),
+            "apps.chat.bundle-id": "b", "apps.chat.team-id": "t",
+            "apps.chat.user-token-secret": .init(.string(Self.secret), isSecret: true),
+        ]
+        let key: [AbsoluteConfigKey: ConfigValue] = ["apps.chat.apns.key-path": "/k.p8", "apps.chat.apns.key-id": "ABC1234567"]
+        let configuration = try BeckonServerConfiguration(reading: Self.reader(base.merging(key) { $1 }.merging([
+            "apps.chat.apns.host": "127.0.0.1", "apps.chat.apns.port": 2197, "apps.chat.apns.ca-file": "/ca.pem",
+            "cluster.heartbeat-seconds": 1, "cluster.node-timeout-seconds": 5, "delivery.deadline-lease-seconds": 10,
+        ]) { $1 }))
+        #expect(configuration.apps.first?.apnsEndpoint == APNSEndpoint(host: "127.0.0.1", port: 2197, caFile: "/ca.pem"))
+        #expect(configuration.clusterHeartbeatSeconds == 1 && configuration.clusterNodeTimeoutSeconds == 5)
+        #expect(configuration.deadlineLeaseSeconds == 10)
+        #expect(configuration.clusterPollSeconds == 2)  // Unset: the default.
+
+        // An endpoint checks the app's key, so it needs one; a port or CA needs a host.
+        #expect(throws: BeckonConfigurationError.invalid(
+            key: "apps.chat.apns.host", "needs apns.key-path and apns.key-id (the endpoint checks the app's key)")
+        ) {
+            try BeckonServerConfiguration(reading: Self.reader(base.merging(["apps.chat.apns.host": "proxy"]) { $1 }))
+        }
+        #expect(throws: BeckonConfigurationError.invalid(key: "apps.chat.apns.host", "is required with apns.port or apns.ca-file")) {
+            try BeckonServerConfiguration(reading: Self.reader(base.merging(key) { $1 }.merging(["apps.chat.apns.port": 443]) { $1 }))
+        }
+        // A node is taken for dead only after it missed more than two heartbeats.
+        #expect(throws: BeckonConfigurationError.invalid(
+            key: "cluster.node-timeout-seconds", "must be more than twice cluster.heartbeat-seconds")
+        ) {
+            try BeckonServerConfiguration(reading: Self.reader(base.merging([
+                "cluster.heartbeat-seconds": 5, "cluster.node-timeout-seconds": 10,
+            ]) { $1 }))
+        }
+    }
 }

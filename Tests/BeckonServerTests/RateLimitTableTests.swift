@@ -16,6 +16,18 @@ import Testing
         #expect(table.take("b", now: start) == .allowed)
     }
 
+    @Test func eachOfSeveralNodesAllowsItsShare() {
+        var table = RateLimitTable(rate: 10, burst: 10)
+        // Two live nodes: this one allows half the burst and half the rate.
+        for _ in 0..<5 { #expect(table.take("app", now: start, share: 2) == .allowed) }
+        #expect(table.take("app", now: start, share: 2) == .limited(retryAfter: 0.2))
+        #expect(table.take("app", now: start + 0.2, share: 2) == .allowed)
+        // More nodes than the burst: each still lets one request through.
+        var small = RateLimitTable(rate: 1, burst: 2)
+        #expect(small.take("app", now: start, share: 5) == .allowed)
+        #expect(small.take("app", now: start, share: 5) != .allowed)
+    }
+
     @Test func refusedRequestsDoNotTakeTokens() {
         var table = RateLimitTable(rate: 1, burst: 1)
         #expect(table.take("a", now: start) == .allowed)

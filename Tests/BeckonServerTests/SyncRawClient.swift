@@ -114,6 +114,9 @@ final class SyncEventLog: Sendable {
         hub.observe { [events] event in events.withLockedValue { $0.append(event) } }
     }
 
+    /// Every event so far, in order.
+    var recorded: [DeliveryEvent] { events.withLockedValue { $0 } }
+
     /// Waits until an event matches.
     func waitFor(timeout: Duration = .seconds(5), _ matches: @escaping @Sendable (DeliveryEvent) -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout

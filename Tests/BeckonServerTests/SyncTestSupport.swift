@@ -25,7 +25,7 @@ struct SyncTestServer: Sendable {
 
     static func with(
         maxWindow: Int = 100, delivery withDelivery: Bool = false, metricsFactory: (any MetricsFactory)? = nil,
-        configure: (inout BeckonServerConfiguration) -> Void = { _ in },
+        hub givenHub: SyncHub? = nil, configure: (inout BeckonServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (SyncTestServer) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-sync-\(UUID().uuidString)")
@@ -48,7 +48,7 @@ struct SyncTestServer: Sendable {
             configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), logger: logger,
             tick: .milliseconds(20), metricsFactory: metricsFactory,
             onServerRunning: { port in portContinuation.yield(port) }) : nil
-        let hub = node?.hub ?? SyncHub(metricsFactory: metricsFactory)
+        let hub = node?.hub ?? givenHub ?? SyncHub(metricsFactory: metricsFactory)
         let service: any Service
         if let node {
             service = node
