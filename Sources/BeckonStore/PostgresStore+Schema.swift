@@ -141,7 +141,7 @@ extension PostgresStore {
             """,
             "CREATE INDEX delivery_state_deadline ON delivery_state(next_deadline) WHERE next_deadline IS NOT NULL",
             // Claimed with FOR UPDATE SKIP LOCKED; `next_attempt_at` doubles as the claim's lease,
-            // so a dead node's claims come due again when it runs out (PLAN-issue-13.md).
+            // so a dead node's claims come due again when it runs out (docs/cluster.md, "Deadlines and the outbox").
             """
             CREATE TABLE push_outbox (
                 id text PRIMARY KEY,
@@ -225,6 +225,10 @@ extension PostgresStore {
                 .decode(Int.self)
             {
                 applied.insert(version)
+            }
+            // A database a newer Beckon migrated: this one would misread it.
+            if let newest = applied.max(), newest > Self.migrations.map(\.version).max() ?? 0 {
+                throw BeckonStoreError.schemaTooNew
             }
             for migration in Self.migrations where !applied.contains(migration.version) {
                 for statement in migration.sql {

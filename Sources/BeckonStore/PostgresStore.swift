@@ -2,10 +2,9 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// The durable store on PostgreSQL, for several nodes on one database (issue 13; selected with
-/// `database.url` = `postgres://…`). Every `BeckonStore` operation is here; in progress (issue
-/// 13, PLAN-issue-13.md on this branch): batching appends across concurrent calls, the node's
-/// selection of the store, the shared test suite, several nodes.
+/// The durable store on PostgreSQL, for several nodes on one database (selected with
+/// `database.url` = `postgres://…`; docs/cluster.md): every `BeckonStore` operation, plus what
+/// the nodes share besides the data (PostgresStore+Cluster).
 ///
 /// Run it (`run()`) in the node's service group: the client's connection pool lives there.
 public final class PostgresStore: Sendable {

@@ -101,4 +101,11 @@ struct ClusterStoreTests {
             #expect(await iterator.next() == "wake alice")
         }
     }
+
+    @Test func aNodeRefusesADatabaseANewerBeckonMigrated() async throws {
+        try await Self.withCluster { store in
+            try await store.execute(unsafeSQL: "INSERT INTO beckon_migration (version, applied_at) VALUES (99, 0)")
+            await #expect(throws: BeckonStoreError.schemaTooNew) { try await store.migrate() }
+        }
+    }
 }
