@@ -3,16 +3,19 @@ import Foundation
 import PostgresNIO
 
 extension PostgresStore {
-    /// One transaction per call for now; merging concurrent calls as the SQLite group commit
-    /// does is the next step (PLAN-issue-13.md).
+    /// Concurrent calls share transactions (PostgresGroupCommit); each call still stores all of its
+    /// messages or none, and fails alone.
     public func appendMessages(appID: String, _ messages: [NewMessage]) async throws -> [AppendedMessage] {
         guard !messages.isEmpty else { return [] }
         let prepared = try messages.map(PreparedMessage.init)
         guard try await app(id: appID) != nil else { throw BeckonStoreError.appNotFound(appID) }
         let now = timestamp
         let logger = self.logger
-        return try await transaction { connection in
+        var seen = Set<String>()
+        let users = prepared.flatMap(\.recipients).filter { seen.insert($0).inserted }.map { UserRef(appID: appID, userID: $0) }
+        return try await appends.write(locking: users) { connection in
             var results: [AppendedMessage] = []
+            results.reserveCapacity(prepared.count)
             for message in prepared {
                 results.append(try await Self.append(connection, appID: appID, message, now: now, logger: logger))
             }
@@ -81,60 +84,58 @@ extension PostgresStore {
         return nil
     }
 
+    /// One statement, one round trip on the batch's connection: the message, each recipient's next
+    /// sequence (the row is already locked by the batch), the unread bookkeeping and the mailbox
+    /// rows. Nothing but the message is written if its idempotency key was stored before.
     private static func append(
         _ connection: PostgresConnection, appID: String, _ message: PreparedMessage, now: Int64, logger: Logger
     ) async throws -> AppendedMessage {
         let id = UUID().uuidString.lowercased()
         let expiresAt = message.new.expiresAt?.truncatedToMilliseconds
-        // The unique index on (app, idempotency key) decides a race between two nodes: the
-        // second insert waits for the first to commit, then inserts nothing.
-        var inserted = false
-        for try await _ in try await connection.query(
-            """
-            INSERT INTO message (id, app_id, kind, payload, hints, urgency, expires_at, idempotency_key, fingerprint, created_at)
-            VALUES (\(id), \(appID), \(message.new.kind.rawValue), \(message.new.payload), \(message.hintsJSON),
-                    \(message.new.urgency.rawValue), \(expiresAt?.millisecondsSince1970), \(message.new.idempotencyKey),
-                    \(message.fingerprint), \(now))
-            ON CONFLICT (app_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-            RETURNING id
-            """, logger: logger)
-        {
-            inserted = true
-        }
-        guard inserted else { return try await duplicate(connection, appID: appID, message, logger: logger) }
-
         let counts = message.new.kind.countsAsUnread
+        // Unread counting as in the SQLite store: a counter for messages that never expire, a row
+        // per user for those that do (they stop counting when they expire).
         let counterIncrement = counts && expiresAt == nil ? 1 : 0
-        // Each recipient's sequence row is locked in user order, so two appends to the same users
-        // on two nodes cannot deadlock; positions keep the order given.
+        let expiring = counts && expiresAt != nil
+        // The unique index on (app, idempotency key) decides a race between two nodes: the
+        // second insert waits for the first to commit, then inserts nothing, and so does the rest.
         var sequences: [String: Int64] = [:]
-        for userID in message.recipients.sorted() {
-            for try await sequence in try await connection.query(
-                """
+        for try await (userID, sequence) in try await connection.query(
+            """
+            WITH inserted AS (
+                INSERT INTO message (id, app_id, kind, payload, hints, urgency, expires_at, idempotency_key, fingerprint, created_at)
+                VALUES (\(id), \(appID), \(message.new.kind.rawValue), \(message.new.payload), \(message.hintsJSON),
+                        \(message.new.urgency.rawValue), \(expiresAt?.millisecondsSince1970), \(message.new.idempotencyKey),
+                        \(message.fingerprint), \(now))
+                ON CONFLICT (app_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+                RETURNING id
+            ), numbered AS (
                 INSERT INTO user_sequence (app_id, user_id, last_sequence, unread, changed_at)
-                VALUES (\(appID), \(userID), 1, \(counterIncrement), \(now))
+                SELECT \(appID), r.user_id, 1, \(counterIncrement), \(now)
+                FROM unnest(\(message.recipients)::text[]) AS r(user_id) CROSS JOIN inserted
+                ORDER BY r.user_id
                 ON CONFLICT (app_id, user_id) DO UPDATE SET last_sequence = user_sequence.last_sequence + 1,
                     unread = user_sequence.unread + excluded.unread, changed_at = excluded.changed_at
-                RETURNING last_sequence
-                """, logger: logger
-            ).decode(Int64.self) {
-                sequences[userID] = sequence
-            }
-            if counts, let expiresAt {
-                try await connection.query(
-                    """
-                    INSERT INTO unread_expiring (app_id, user_id, message_id, expires_at)
-                    VALUES (\(appID), \(userID), \(id), \(expiresAt.millisecondsSince1970))
-                    """, logger: logger)
-            }
-            try await connection.query(
-                "INSERT INTO mailbox (app_id, user_id, sequence, message_id) VALUES (\(appID), \(userID), \(sequences[userID]!), \(id))",
-                logger: logger)
+                RETURNING user_id, last_sequence
+            ), expiring AS (
+                INSERT INTO unread_expiring (app_id, user_id, message_id, expires_at)
+                SELECT \(appID), user_id, \(id), \(expiresAt?.millisecondsSince1970) FROM numbered WHERE \(expiring)
+            ), boxed AS (
+                INSERT INTO mailbox (app_id, user_id, sequence, message_id)
+                SELECT \(appID), user_id, last_sequence, \(id) FROM numbered
+            )
+            SELECT user_id, last_sequence FROM numbered
+            """, logger: logger
+        ).decode((String, Int64).self) {
+            sequences[userID] = sequence
         }
+        guard !sequences.isEmpty else { return try await duplicate(connection, appID: appID, message, logger: logger) }
+
         let stored = Message(
             id: id, appID: appID, kind: message.new.kind, payload: message.new.payload, hints: message.new.hints,
             urgency: message.new.urgency, expiresAt: expiresAt, idempotencyKey: message.new.idempotencyKey,
             createdAt: Date(millisecondsSince1970: now))
+        // Positions keep the order given.
         let positions = message.recipients.map { MailboxPosition(userID: $0, sequence: sequences[$0]!) }
         return AppendedMessage(message: stored, positions: positions, isDuplicate: false)
     }

@@ -11,6 +11,8 @@ public final class PostgresStore: Sendable {
     let client: PostgresClient
     let logger: Logger
     let now: @Sendable () -> Date
+    /// Concurrent appends share transactions (PostgresGroupCommit).
+    let appends: PostgresGroupCommit
 
     /// `url`: `postgres://user[:password]@host[:port]/database`. No TLS yet (loopback and private
     /// networks only, until the TLS settings land).
@@ -25,6 +27,7 @@ public final class PostgresStore: Sendable {
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger
         self.now = now
+        self.appends = PostgresGroupCommit(client: client, logger: logger)
     }
 
     /// Keeps the connection pool; returns when the task is cancelled.
