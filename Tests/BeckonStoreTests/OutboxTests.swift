@@ -2,7 +2,6 @@ import APNSCore
 @testable import BeckonStore
 import BeckonProtocol
 import Foundation
-import GRDB
 import Testing
 
 /// The push outbox keeps rendered requests and gives them back as they were decided.
@@ -18,7 +17,7 @@ import Testing
     }
 
     @Test func aClaimedPushIsTheRenderedRequestAsDecided() async throws {
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture())
             _ = try await store.registerDevice(.fixture(device: "phone", user: "alice", pushToken: token("a")))
             let decided = try Self.push(1, ringing: ("c1", Date(timeIntervalSince1970: 5_000)))
@@ -30,15 +29,13 @@ import Testing
     }
 
     @Test func anUnreadableRowIsGivenUpAloneAndTheRestAreClaimed() async throws {
-        try await withStore { store in
+        try await withEachStore { store in
             try await store.createApp(.fixture())
             _ = try await store.registerDevice(.fixture(device: "phone", user: "alice", pushToken: token("a")))
             let good = try Self.push(1), bad = try Self.push(2)
             try await store.saveDelivery(DeliveryBatch(pushes: [good, bad]))
             // Damage one row: a background push at priority 10, which APNs would refuse.
-            try await store.writer.write { db in
-                try db.execute(sql: "UPDATE push_outbox SET push_type = 'background', priority = 10 WHERE id = ?", arguments: [bad.id])
-            }
+            try await execute(store, sql: "UPDATE push_outbox SET push_type = 'background', priority = 10 WHERE id = '\(bad.id)'")
             let claimed = try await store.claimPushes(
                 appID: "chat", before: Date(timeIntervalSince1970: 2_000), limit: 10, leaseUntil: Date(timeIntervalSince1970: 3_000))
             #expect(claimed.map(\.id) == [good.id])

@@ -45,6 +45,34 @@ struct PostgresStoreTests {
         }
     }
 
+    /// SQLiteStoreTests' migration test here: a fresh database gets every migration and the
+    /// SQLite store's tables, and migrating it again (a node restarting) changes nothing.
+    @Test func migrationsRunOnAnEmptyDatabaseAndNotAgain() async throws {
+        try await withFreshPostgresStore(url: Self.url!) { store in
+            func versions() async throws -> [Int] {
+                var versions: [Int] = []
+                for try await version in try await store.client.query(
+                    "SELECT version FROM beckon_migration ORDER BY version", logger: store.logger
+                ).decode(Int.self) {
+                    versions.append(version)
+                }
+                return versions
+            }
+            #expect(try await versions() == PostgresStore.migrations.map(\.version))
+            var tables = Set<String>()
+            for try await table in try await store.client.query(
+                "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema()", logger: store.logger
+            ).decode(String.self) {
+                tables.insert(table)
+            }
+            #expect(tables.isSuperset(of: SQLiteStoreTests.tables))
+            try await store.createApp(.fixture())
+            try await store.migrate()
+            #expect(try await versions() == PostgresStore.migrations.map(\.version))
+            #expect(try await store.apps().map(\.id) == ["chat"])
+        }
+    }
+
     @Test func appsAreCreatedOnceAndSaved() async throws {
         try await withStore { store in
             let id = Self.unique("chat")

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 import PostgresNIO
 import Testing
@@ -74,29 +75,143 @@ func withEachStore(clock: TestClock = TestClock(), _ body: (any BeckonStore) asy
     try await withFreshPostgresDatabase(url: url, clock: clock, body)
 }
 
-/// A database of its own for one test, dropped afterwards.
+/// Like `withEachStore`, with a way to open the same data again as a restarted node would:
+/// each `open()` closes the store the previous one opened, then opens a new one on the same file
+/// or database (migrating it, as a node does at start).
+func withEachStoreReopened(_ body: (_ open: () async throws -> any BeckonStore) async throws -> Void) async throws {
+    try await withTemporaryDirectory { directory in
+        let path = directory + "/data/beckon.sqlite"  // the directory does not exist yet
+        var current: SQLiteStore?
+        defer { try? current?.close() }
+        try await body {
+            try current?.close()
+            current = try SQLiteStore(path: path)
+            return current!
+        }
+    }
+    guard let url = postgresTestURL else { return }
+    try await withFreshPostgresDatabaseURL(url: url) { database in
+        var running: Task<Void, Never>?
+        func stop() async {
+            running?.cancel()
+            await running?.value
+        }
+        do {
+            try await body {
+                await stop()  // the pool closes its connections
+                let store = try PostgresStore(url: database, logger: Logger(label: "beckon.store.test"))
+                running = Task { await store.run() }
+                try await store.migrate()
+                return store
+            }
+        } catch {
+            await stop()
+            throw error
+        }
+        await stop()
+    }
+}
+
+/// A fresh PostgreSQL database with a store on it, dropped afterwards.
 func withFreshPostgresDatabase(url: String, clock: TestClock, _ body: (any BeckonStore) async throws -> Void) async throws {
+    try await withFreshPostgresStore(url: url, clock: clock) { store in try await body(store) }
+}
+
+func withFreshPostgresStore(url: String, clock: TestClock = TestClock(), _ body: (PostgresStore) async throws -> Void) async throws {
+    try await withFreshPostgresDatabaseURL(url: url) { database in
+        try await withPostgresStore(url: database, clock: clock, body)
+    }
+}
+
+/// A store on the database at `url`, migrated, its pool running while `body` runs (a node).
+func withPostgresStore(url: String, clock: TestClock = TestClock(), _ body: (PostgresStore) async throws -> Void) async throws {
+    let store = try PostgresStore(url: url, logger: Logger(label: "beckon.store.test"), now: { clock.now })
+    try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { await store.run() }
+        defer { tasks.cancelAll() }
+        try await store.migrate()
+        try await body(store)
+    }
+}
+
+/// A database of its own for one test (`body` gets its URL), dropped afterwards.
+func withFreshPostgresDatabaseURL(url: String, _ body: (String) async throws -> Void) async throws {
     let name = "beckon_test_\(UUID().uuidString.prefix(8).lowercased())"
     let admin = try PostgresStore(url: url, logger: Logger(label: "beckon.store.test"))
     try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask { await admin.run() }
-        try await admin.client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: admin.logger)
+        defer { tasks.cancelAll() }
+        try await admin.execute(unsafeSQL: "CREATE DATABASE \(name)")
         var components = URLComponents(string: url)!
         components.path = "/" + name
-        let store = try PostgresStore(url: components.string!, logger: Logger(label: "beckon.store.test"), now: { clock.now })
         do {
-            try await withThrowingTaskGroup(of: Void.self) { inner in
-                inner.addTask { await store.run() }
-                defer { inner.cancelAll() }
-                try await store.migrate()
-                try await body(store)
-            }
+            try await body(components.string!)
         } catch {
-            _ = try? await admin.client.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"), logger: admin.logger)
-            tasks.cancelAll()
+            _ = try? await admin.execute(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)")
             throw error
         }
-        try await admin.client.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"), logger: admin.logger)
-        tasks.cancelAll()
+        try await admin.execute(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)")
     }
+}
+
+/// Raw SQL on whichever store this is, for tests that damage a row to see the store cope.
+func execute(_ store: any BeckonStore, sql: String) async throws {
+    switch store {
+    case let sqlite as SQLiteStore:
+        try await sqlite.writer.write { db in try db.execute(sql: sql) }
+    case let postgres as PostgresStore:
+        try await postgres.execute(unsafeSQL: sql)
+    default:
+        Issue.record("no raw SQL for \(type(of: store))")
+    }
+}
+
+/// Every value in every table of the store, as text; blobs both as hex and as UTF-8. For tests of
+/// what must never be stored.
+func everythingStored(_ store: any BeckonStore) async throws -> String {
+    switch store {
+    case let sqlite as SQLiteStore:
+        return try await sqlite.writer.read { db in
+            var text = ""
+            for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
+                for row in try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\"") {
+                    for value in row.databaseValues {
+                        switch value.storage {
+                        case .blob(let data): text += hex(data) + " " + String(decoding: data, as: UTF8.self)
+                        case .string(let string): text += string
+                        case .int64(let number): text += "\(number)"
+                        case .double(let number): text += "\(number)"
+                        case .null: break
+                        }
+                        text += "\n"
+                    }
+                }
+            }
+            return text
+        }
+    case let postgres as PostgresStore:
+        var tables: [String] = []
+        for try await table in try await postgres.client.query(
+            "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema()", logger: postgres.logger
+        ).decode(String.self) {
+            tables.append(table)
+        }
+        // A row as text shows bytea as hex (`\\x…`), so hex is what the caller looks for there.
+        var text = ""
+        for table in tables {
+            for try await row in try await postgres.client.query(
+                PostgresQuery(unsafeSQL: "SELECT t::text FROM \"\(table)\" t"), logger: postgres.logger
+            ).decode(String.self) {
+                text += row + "\n"
+            }
+        }
+        return text
+    default:
+        Issue.record("no table dump for \(type(of: store))")
+        return ""
+    }
+}
+
+func hex(_ data: some Sequence<UInt8>) -> String {
+    data.map { String(format: "%02x", $0) }.joined()
 }

@@ -1,0 +1,93 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import BeckonStore
+
+/// What only the SQLite store has: its file, its journal and sync settings, GRDB's migrations.
+/// Everything said through the `BeckonStore` protocol is tested on both stores (`withEachStore`).
+@Suite struct SQLiteStoreTests {
+    @Test func theWriterIsInWALModeWithFullSync() async throws {
+        try await withStore { store in
+            let (journal, synchronous, foreignKeys) = try await store.writer.write { db in
+                (try String.fetchOne(db, sql: "PRAGMA journal_mode"),
+                 try Int.fetchOne(db, sql: "PRAGMA synchronous"),
+                 try Bool.fetchOne(db, sql: "PRAGMA foreign_keys"))
+            }
+            #expect(journal == "wal")
+            #expect(synchronous == 2)  // FULL
+            #expect(foreignKeys == true)
+        }
+    }
+
+    @Test func migrationsRunOnAnEmptyFileAndNotAgainOnReopen() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/beckon.sqlite"
+            let store = try SQLiteStore(path: path)
+            let applied = try await store.appliedMigrations()
+            #expect(applied == ["v1", "v2-delivery", "v3-content-key", "v4-unread-counters", "v5-unread-expiry-index", "v6-rendered-outbox", "v7-call-ends", "v8-delivery-versions"])
+            let tables = try await store.writer.read { db in
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'grdb_%' ORDER BY name")
+            }
+            #expect(tables == Self.tables)
+            try await store.createApp(.fixture())
+            try store.close()
+
+            for _ in 0..<2 {
+                let reopened = try SQLiteStore(path: path)
+                #expect(try await reopened.appliedMigrations() == [
+                    "v1", "v2-delivery", "v3-content-key", "v4-unread-counters", "v5-unread-expiry-index", "v6-rendered-outbox", "v7-call-ends", "v8-delivery-versions",
+                ])
+                #expect(try await reopened.apps().map(\.id) == ["chat"])
+                try reopened.close()
+            }
+        }
+    }
+
+    /// The store's tables; PostgreSQL's schema has these too (PostgresStoreTests).
+    static let tables = [
+        "api_key", "app", "call_end", "delivery_state", "device", "device_cursor", "mailbox", "message", "message_read",
+        "push_outbox", "unread_expiring", "user_sequence",
+    ]
+
+    @Test func aFileFromANewerBeckonIsRefused() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/beckon.sqlite"
+            try SQLiteStore(path: path).close()
+            let pool = try DatabasePool(path: path)
+            try await pool.write { db in
+                try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v999-from-the-future')")
+            }
+            try pool.close()
+            #expect(throws: BeckonStoreError.schemaTooNew) {
+                try SQLiteStore(path: path)
+            }
+        }
+    }
+
+    @Test func inMemoryStoreWorksForQuickTests() async throws {
+        let store = try SQLiteStore(location: .inMemory)
+        try await store.createApp(.fixture())
+        let appended = try await store.appendMessages(appID: "chat", [NewMessage(recipients: ["ann"])])
+        #expect(appended[0].positions[0].sequence == 1)
+    }
+
+    /// Not in the file, nor in its write-ahead log (AuthTests checks the rows on both stores).
+    @Test func theSecretIsNotInTheFile() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/beckon.sqlite"
+            let store = try SQLiteStore(path: path)
+            try await store.createApp(.fixture())
+            let key = try await store.createAPIKey(appID: "chat", name: nil)
+            try await store.registerDevice(.fixture(device: "phone", user: "ann"))
+            let credential = try await store.issueDeviceCredential(DeviceRef(appID: "chat", deviceID: "phone"))
+            try store.close()
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            if let wal = try? Data(contentsOf: URL(fileURLWithPath: path + "-wal")) { bytes += wal }
+            for secret in [key.secret, credential] {
+                let random = Data(secret.split(separator: "_").last!.utf8)
+                #expect(bytes.range(of: random) == nil)
+            }
+        }
+    }
+}
