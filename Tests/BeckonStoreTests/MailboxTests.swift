@@ -74,6 +74,82 @@ import Testing
         }
     }
 
+    /// 200 callers at once, one call each, over overlapping users: the calls share commits (both
+    /// stores batch them), yet each is numbered without gaps, a retry answers the original and a
+    /// conflict fails only its own caller.
+    @Test func twoHundredConcurrentCallersShareCommitsAndKeepTheirOwnOutcome() async throws {
+        try await withEachStore { store in
+            try await store.createApp(.fixture())
+            let original = try await store.appendMessages(
+                appID: "chat", [NewMessage(recipients: ["ann"], payload: text("original"), idempotencyKey: "taken")])[0]
+            func regular(_ caller: Int) -> NewMessage {
+                NewMessage(
+                    recipients: caller.isMultiple(of: 2) ? ["shared", "u\(caller % 7)"] : ["u\(caller % 7)", "shared"],
+                    payload: text("m\(caller)"), idempotencyKey: caller % 10 == 8 ? "k\(caller)" : nil)
+            }
+            let callers = 200
+            let outcomes = await withTaskGroup(of: (Int, Result<AppendedMessage, any Error>).self) { group in
+                for caller in 0..<callers {
+                    let message: NewMessage = switch caller % 10 {
+                    case 9: NewMessage(recipients: ["loner"], payload: text("other"), idempotencyKey: "taken")  // conflicts
+                    case 4: NewMessage(recipients: ["ann"], payload: text("original"), idempotencyKey: "taken")  // a retry
+                    case 8 where caller >= 100: regular(caller - 100)  // the same post twice at once
+                    default: regular(caller)
+                    }
+                    group.addTask {
+                        do {
+                            return (caller, .success(try await store.appendMessages(appID: "chat", [message])[0]))
+                        } catch {
+                            return (caller, .failure(error))
+                        }
+                    }
+                }
+                return await group.reduce(into: [Int: Result<AppendedMessage, any Error>]()) { $0[$1.0] = $1.1 }
+            }
+
+            var stored: [AppendedMessage] = []
+            for (caller, outcome) in outcomes.sorted(by: { $0.key < $1.key }) {
+                switch (caller % 10, outcome) {
+                case (9, .failure(let error)):
+                    #expect(error as? BeckonStoreError == .idempotencyConflict(key: "taken"))
+                case (4, .success(let appended)):
+                    #expect(appended.isDuplicate && appended.message.id == original.message.id && appended.positions == original.positions)
+                case (8, .success(let appended)) where caller >= 100:
+                    guard case .success(let twin) = outcomes[caller - 100] else { continue }
+                    #expect(appended.message.id == twin.message.id && appended.positions == twin.positions)
+                    #expect(appended.isDuplicate != twin.isDuplicate, "one of the two stored it")
+                    if !appended.isDuplicate { stored.append(appended) }
+                case (_, .success(let appended)):
+                    #expect(caller % 10 != 9 && caller % 10 != 4)
+                    if !appended.isDuplicate { stored.append(appended) }
+                case (_, .failure(let error)):
+                    Issue.record("caller \(caller) failed: \(error)")
+                }
+            }
+            #expect(stored.count == 150)
+
+            // Each mailbox is numbered 1…n without gaps, and holds what the callers were told.
+            for user in ["shared"] + (0..<7).map({ "u\($0)" }) {
+                let ref = UserRef(appID: "chat", userID: user)
+                let told = stored.compactMap { appended in
+                    appended.positions.first { $0.userID == user }.map { ($0.sequence, appended.message.id) }
+                }.sorted { $0.0 < $1.0 }
+                let mailbox = try await store.messages(for: ref, after: 0, limit: 1000)
+                #expect(mailbox.map(\.sequence) == Array(1...Int64(told.count)), "\(user)")
+                #expect(mailbox.map(\.message.id) == told.map(\.1), "\(user)")
+                #expect(try await store.lastSequence(of: ref) == Int64(told.count))
+                #expect(try await store.unreadCount(of: ref) == told.count)
+            }
+            #expect(try await store.messages(for: UserRef(appID: "chat", userID: "shared"), after: 0, limit: 1000).count == 150)
+            // The conflicts stored nothing anywhere.
+            let loner = UserRef(appID: "chat", userID: "loner")
+            #expect(try await store.lastSequence(of: loner) == 0)
+            #expect(try await store.unreadCount(of: loner) == 0)
+            #expect(try await store.messages(for: loner, after: 0, limit: 10).isEmpty)
+            #expect(try await store.lastSequence(of: UserRef(appID: "chat", userID: "ann")) == 1)
+        }
+    }
+
     @Test func aBatchIsOneTransactionWithItsOwnOrder() async throws {
         try await withEachStore { store in
             try await store.createApp(.fixture())

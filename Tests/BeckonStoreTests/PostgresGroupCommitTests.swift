@@ -1,0 +1,173 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+
+@testable import BeckonStore
+
+/// What only the PostgreSQL store's batching shows: shared commits, the rows it locks up front,
+/// two nodes' batches against each other. (MailboxTests runs the behaviour on both stores.)
+@Suite(.enabled(if: postgresTestURL != nil, "set BECKON_TEST_POSTGRES_URL (scripts/postgres.sh start)"))
+struct PostgresGroupCommitTests {
+    @Test func concurrentAppendsShareTransactionsAndAnUndoneCallLeavesNoRow() async throws {
+        try await withFreshPostgresStore(url: postgresTestURL!) { store in
+            try await store.createApp(.fixture())
+            _ = try await store.appendMessages(appID: "chat", [NewMessage(recipients: ["ann"], payload: text("a"), idempotencyKey: "taken")])
+            let before = store.appends.commits
+            let failed = await withTaskGroup(of: Bool.self) { group in
+                for caller in 0..<200 {
+                    group.addTask {
+                        let message = caller == 100
+                            ? NewMessage(recipients: ["loner"], payload: text("b"), idempotencyKey: "taken")  // conflicts
+                            : NewMessage(recipients: ["shared", "u\(caller % 10)"], payload: text("\(caller)"))
+                        do {
+                            _ = try await store.appendMessages(appID: "chat", [message])
+                            return false
+                        } catch {
+                            #expect(error as? BeckonStoreError == .idempotencyConflict(key: "taken"))
+                            return true
+                        }
+                    }
+                }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(failed == 1)
+            let commits = store.appends.commits - before
+            #expect(commits < 200, "200 calls at once took \(commits) commits")
+            #expect(try await store.lastSequence(of: UserRef(appID: "chat", userID: "shared")) == 199)
+            // The batch created a sequence row for "loner" while locking; the undone call took it back.
+            #expect(try await count(store, "SELECT count(*)::integer FROM user_sequence WHERE user_id = 'loner' OR last_sequence = 0") == 0)
+        }
+    }
+
+    /// Two nodes, each appending a call whose second message waits on a key a third session holds;
+    /// when it lets go, each node's next message wants the key the other node just inserted: a
+    /// deadlock. PostgreSQL aborts one batch; it runs again, and then meets the other node's
+    /// committed key as any later call would (here a conflict: the contents differ).
+    @Test func aDeadlockBetweenTwoNodesRetriesTheBatch() async throws {
+        try await withFreshPostgresDatabaseURL(url: postgresTestURL!) { database in
+            try await withPostgresStore(url: database) { a in
+                try await withPostgresStore(url: database) { b in
+                    try await a.createApp(.fixture())
+                    func message(_ key: String, to user: String) -> NewMessage {
+                        NewMessage(recipients: [user], payload: text(key), idempotencyKey: key)
+                    }
+                    let (held, hold) = AsyncStream<Void>.makeStream()
+                    let outcomes = try await withThrowingTaskGroup(of: Result<[AppendedMessage], any Error>?.self) { group in
+                        group.addTask {
+                            try await a.client.withConnection { connection in
+                                try await connection.query("BEGIN", logger: a.logger)
+                                for key in ["gate-a", "gate-b"] {
+                                    try await connection.query(
+                                        """
+                                        INSERT INTO message (id, app_id, kind, payload, urgency, idempotency_key, fingerprint, created_at)
+                                        VALUES (\(key), 'chat', 'message', \(Data()), 'normal', \(key), \(Data()), 0)
+                                        """, logger: a.logger)
+                                }
+                                hold.finish()
+                                while try await count(a, "SELECT count(*)::integer FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'") < 2 {
+                                    try await Task.sleep(for: .milliseconds(10))
+                                }
+                                try await connection.query("ROLLBACK", logger: a.logger)
+                            }
+                            return nil
+                        }
+                        for await _ in held {}
+                        group.addTask {
+                            await outcome {
+                                try await a.appendMessages(
+                                    appID: "chat", [message("k1", to: "x"), message("gate-a", to: "x"), message("k2", to: "x")])
+                            }
+                        }
+                        group.addTask {
+                            await outcome {
+                                try await b.appendMessages(
+                                    appID: "chat", [message("k2", to: "y"), message("gate-b", to: "y"), message("k1", to: "y")])
+                            }
+                        }
+                        var outcomes: [Result<[AppendedMessage], any Error>] = []
+                        for try await outcome in group {
+                            if let outcome { outcomes.append(outcome) }
+                        }
+                        return outcomes
+                    }
+                    let stored = outcomes.compactMap { try? $0.get() }
+                    let errors = outcomes.compactMap { outcome -> (any Error)? in
+                        if case .failure(let error) = outcome { return error }
+                        return nil
+                    }
+                    #expect(stored.count == 1 && errors.count == 1)
+                    // Not the deadlock itself: the retried batch's own outcome.
+                    #expect(errors.allSatisfy {
+                        [.idempotencyConflict(key: "k1"), .idempotencyConflict(key: "k2")].contains($0 as? BeckonStoreError)
+                    }, "\(errors)")
+                    let winner = stored.first?.first?.positions.first?.userID ?? "none"
+                    #expect(try await a.lastSequence(of: UserRef(appID: "chat", userID: winner)) == 3)
+                    #expect(try await count(a, "SELECT count(*)::integer FROM message") == 3)
+                    #expect(try await count(a, "SELECT count(*)::integer FROM user_sequence") == 1)
+                }
+            }
+        }
+    }
+
+    /// Two nodes, 2 × 100 calls of one to three messages to users in any order: the batches lock
+    /// their users in one order, so they wait for each other but never deadlock, and each mailbox
+    /// is numbered without gaps.
+    @Test func twoNodesAppendingToOverlappingUsersInAnyOrder() async throws {
+        try await withFreshPostgresDatabaseURL(url: postgresTestURL!) { database in
+            try await withPostgresStore(url: database) { a in
+                try await withPostgresStore(url: database) { b in
+                    try await a.createApp(.fixture())
+                    var random = SplitMix(seed: 13)
+                    let users = (0..<6).map { "u\($0)" }
+                    let calls = (0..<200).map { _ in
+                        (0..<Int.random(in: 1...3, using: &random)).map { _ in
+                            NewMessage(recipients: Array(users.shuffled(using: &random).prefix(Int.random(in: 1...3, using: &random))))
+                        }
+                    }
+                    let results = try await withThrowingTaskGroup(of: [AppendedMessage].self) { group in
+                        for (index, call) in calls.enumerated() {
+                            let node = index.isMultiple(of: 2) ? a : b
+                            group.addTask { try await node.appendMessages(appID: "chat", call) }
+                        }
+                        return try await group.reduce(into: []) { $0 += $1 }
+                    }
+                    #expect(results.count == calls.map(\.count).reduce(0, +))
+                    for user in users {
+                        let told = results.flatMap(\.positions).filter { $0.userID == user }.map(\.sequence).sorted()
+                        #expect(told == Array(1...Int64(told.count)), "\(user)")
+                        #expect(try await a.lastSequence(of: UserRef(appID: "chat", userID: user)) == Int64(told.count))
+                    }
+                }
+            }
+        }
+    }
+}
+
+private func outcome<T>(_ body: () async throws -> T) async -> Result<T, any Error> {
+    do {
+        return .success(try await body())
+    } catch {
+        return .failure(error)
+    }
+}
+
+private func count(_ store: PostgresStore, _ sql: String) async throws -> Int {
+    for try await value in try await store.client.query(PostgresQuery(unsafeSQL: sql), logger: store.logger).decode(Int.self) {
+        return value
+    }
+    return 0
+}
+
+/// A seeded generator, so a failing run can be repeated.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
