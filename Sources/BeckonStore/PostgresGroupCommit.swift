@@ -2,38 +2,44 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// Runs concurrent appends on PostgreSQL in shared transactions, so that many of them pay for one
-/// commit: `GroupCommit`'s counterpart for `PostgresStore`.
+/// Runs concurrent writes on PostgreSQL in shared transactions: `GroupCommit`'s counterpart for
+/// `PostgresStore`, used for appends.
 ///
-/// Each commit waits for the WAL to reach the disk, and an append holds its users' sequence rows
-/// until it commits, so one transaction per call costs every message a flush and makes appends to
-/// a busy user queue one flush after another. Here callers queue their work and wait; one drainer
-/// at a time takes what is queued and runs it on one connection in one transaction:
+/// One transaction per call makes every message pay a commit (a WAL flush) and hold its users'
+/// sequence rows across it, so appends to a busy user queue one flush after another; and each
+/// statement costs PostgreSQL far more to parse, plan and start than the rows it writes. Here
+/// callers queue their work and wait; one drainer at a time takes what is queued and runs it on
+/// one connection in one transaction:
 ///
 /// 1. it locks the sequence row of every user the batch writes, all at once in the database's
 ///    order of (app, user), so that two nodes' batches cannot take them in opposite orders;
-/// 2. it runs each caller's piece in its own savepoint, so a piece that fails (an idempotency
-///    conflict) is undone alone and fails only its caller;
+/// 2. it runs the whole batch in a few set-based statements (`runAll`), each call's outcome its
+///    own: a call that cannot succeed (an idempotency conflict) writes nothing and fails alone;
 /// 3. it commits, and only then answers the callers: nothing is reported before it is durable.
 ///
-/// While a commit is under way new work piles up for the next batch, so the batch grows with the
-/// load. PostgreSQL can still report a deadlock or a serialization failure between two nodes (a
-/// piece waiting on another node's uncommitted idempotency key, say): the whole batch is rolled
-/// back and run again, a few times, before its callers get the error.
-final class PostgresGroupCommit: @unchecked Sendable {
+/// If the batch cannot run that way (a statement failed, or another node raced it to an
+/// idempotency key), it is rolled back and run again one call at a time, each call in its own
+/// savepoint, so a failing call is undone alone. While a commit is under way new work piles up
+/// for the next batch, so the batch grows with the load. PostgreSQL can still report a deadlock or
+/// a serialization failure between two nodes (a call waiting on another node's uncommitted
+/// idempotency key, say): the batch is then rolled back and run again, a few times, before its
+/// callers get the error.
+final class PostgresGroupCommit<Work: PostgresBatchedWrite>: @unchecked Sendable {
     private let client: PostgresClient
     private let logger: Logger
     private let lock = NSLock()
-    private var queue: [any PendingPostgresWrite] = []
+    private var queue: [Pending] = []
     private var draining = false
     private var committed = 0
+    private var ranCallByCall = 0
+    private var runsTogether = true
 
-    /// Each piece that writes takes a subtransaction id; a backend caches 64 of them, and past
-    /// that every other session's snapshots must look subtransactions up on disk. So a batch
-    /// stops at 64 pieces, and the rest wait for the next one.
-    static let maximumBatch = 64
+    /// In the one-call-at-a-time fallback each call that writes takes a subtransaction id; a
+    /// backend caches 64 of them, and past that every other session's snapshots must look
+    /// subtransactions up on disk. So a batch stops at 64 calls, the rest wait for the next one.
+    static var maximumBatch: Int { 64 }
     /// Runs of a batch that PostgreSQL aborted as a deadlock or serialization failure.
-    static let attempts = 5
+    static var attempts: Int { 5 }
 
     init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -42,16 +48,20 @@ final class PostgresGroupCommit: @unchecked Sendable {
 
     /// Transactions committed so far (tests check that concurrent calls share them).
     var commits: Int { lock.withLock { committed } }
+    /// Batches that fell back to one call at a time.
+    var fallbacks: Int { lock.withLock { ranCallByCall } }
 
-    /// Runs `work` in the next batch. `users` are the sequence rows it will write: the batch
-    /// locks them up front, in order, with everyone else's.
-    func write<T: Sendable>(
-        locking users: [UserRef], _ work: @escaping @Sendable (PostgresConnection) async throws -> T
-    ) async throws -> T {
+    /// Off: every batch runs one call at a time, in savepoints (tests cover that path this way).
+    var combinesCalls: Bool {
+        get { lock.withLock { runsTogether } }
+        set { lock.withLock { runsTogether = newValue } }
+    }
+
+    /// Runs `work` in the next batch and returns its outcome once the batch has committed.
+    func write(_ work: Work) async throws -> Work.Output {
         try await withCheckedThrowingContinuation { continuation in
-            let pending = PendingPiece(users: users, work, continuation: continuation)
             let startDrainer = lock.withLock {
-                queue.append(pending)
+                queue.append(Pending(work: work, continuation: continuation))
                 defer { draining = true }
                 return !draining
             }
@@ -60,13 +70,21 @@ final class PostgresGroupCommit: @unchecked Sendable {
         }
     }
 
+    private struct Pending {
+        var work: Work
+        var continuation: CheckedContinuation<Work.Output, any Error>
+    }
+
+    /// Thrown inside the transaction to roll it back and run the batch one call at a time.
+    private struct RunOneByOne: Error {}
+
     private func drainWhileQueued() async {
         while let batch = nextBatch() {
             await commit(batch)
         }
     }
 
-    private func nextBatch() -> [any PendingPostgresWrite]? {
+    private func nextBatch() -> [Pending]? {
         lock.withLock {
             guard !queue.isEmpty else {
                 draining = false
@@ -78,40 +96,55 @@ final class PostgresGroupCommit: @unchecked Sendable {
         }
     }
 
-    private func commit(_ batch: [any PendingPostgresWrite]) async {
+    private func commit(_ batch: [Pending]) async {
+        let works = batch.map(\.work)
+        var together = combinesCalls
         var attempt = 1
         while true {
             do {
-                try await client.withConnection { connection in
-                    try await self.run(batch, on: connection)
+                let outcomes = try await client.withConnection { connection in
+                    try await self.run(works, together: together, on: connection)
                 }
                 lock.withLock { committed += 1 }
-                for pending in batch { pending.publish() }
+                for (pending, outcome) in zip(batch, outcomes) { pending.continuation.resume(with: outcome) }
                 return
             } catch where Self.isRetryable(error) && attempt < Self.attempts {
-                logger.debug("append batch retried", metadata: ["error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
+                logger.debug("write batch retried", metadata: ["error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
                 attempt += 1
+            } catch where together {
+                // Something in the combined statements failed: one call at a time finds which.
+                if !(error is RunOneByOne) {
+                    logger.debug("write batch run again call by call", metadata: ["error": "\(String(reflecting: error))"])
+                }
+                lock.withLock { ranCallByCall += 1 }
+                together = false
             } catch {
                 // Nothing of the batch is stored (or the commit's fate is unknown: the connection
                 // broke): every caller gets the error, and a retry with its idempotency key is safe.
-                for pending in batch { pending.fail(error) }
+                for pending in batch { pending.continuation.resume(throwing: error) }
                 return
             }
         }
     }
 
-    private func run(_ batch: [any PendingPostgresWrite], on connection: PostgresConnection) async throws {
+    private func run(
+        _ batch: [Work], together: Bool, on connection: PostgresConnection
+    ) async throws -> [Result<Work.Output, any Error>] {
         try await connection.query("BEGIN", logger: logger)
         do {
             var seen = Set<UserRef>()
             let users = batch.flatMap(\.users).filter { seen.insert($0).inserted }
-            try await lockSequenceRows(users, on: connection)
-            var undone = false
-            for pending in batch {
-                if try await !pending.run(on: connection, logger: logger) { undone = true }
+            let created = try await lockSequenceRows(users, on: connection)
+            let outcomes: [Result<Work.Output, any Error>]
+            if together {
+                guard let all = try await Work.runAll(batch, on: connection, logger: logger) else { throw RunOneByOne() }
+                outcomes = all
+            } else {
+                outcomes = try await runOneByOne(batch, on: connection)
             }
-            if undone { try await dropUnusedSequenceRows(users, on: connection) }
+            try await dropUnusedSequenceRows(created, on: connection)
             try await connection.query("COMMIT", logger: logger)
+            return outcomes
         } catch {
             // Leaves the connection usable for the pool; a failed COMMIT has rolled back already.
             _ = try? await connection.query("ROLLBACK", logger: logger)
@@ -119,30 +152,58 @@ final class PostgresGroupCommit: @unchecked Sendable {
         }
     }
 
+    /// Each call in its own savepoint, so a failing one is undone alone. The savepoints are not
+    /// released: a RELEASE is one more round trip, and they nest harmlessly until the commit.
+    /// `ROLLBACK TO` names the newest savepoint of that name, which is the failing call's.
+    private func runOneByOne(
+        _ batch: [Work], on connection: PostgresConnection
+    ) async throws -> [Result<Work.Output, any Error>] {
+        var outcomes: [Result<Work.Output, any Error>] = []
+        for work in batch {
+            try await connection.query("SAVEPOINT call", logger: logger)
+            do {
+                outcomes.append(.success(try await work.run(on: connection, logger: logger)))
+            } catch where Self.isRetryable(error) {
+                throw error
+            } catch {
+                try await connection.query("ROLLBACK TO SAVEPOINT call", logger: logger)
+                outcomes.append(.failure(error))
+            }
+        }
+        return outcomes
+    }
+
     /// Takes every user's sequence row, creating the missing ones with sequence 0, in one statement
     /// sorted by (app, user): rows are locked in the order the sort hands them to the insert.
-    /// `DO UPDATE … WHERE false` locks an existing row without writing a new version of it. An app
-    /// that does not exist takes no row (the foreign key would abort the batch); its piece fails.
-    private func lockSequenceRows(_ users: [UserRef], on connection: PostgresConnection) async throws {
-        guard !users.isEmpty else { return }
-        try await connection.query(
+    /// `DO UPDATE … WHERE false` locks an existing row without writing a new version of it, and
+    /// returns only the rows it created. An app that does not exist takes no row (the foreign key
+    /// would abort the batch); its call fails.
+    private func lockSequenceRows(_ users: [UserRef], on connection: PostgresConnection) async throws -> [UserRef] {
+        guard !users.isEmpty else { return [] }
+        var created: [UserRef] = []
+        for try await (appID, userID) in try await connection.query(
             """
             INSERT INTO user_sequence (app_id, user_id, last_sequence, unread, changed_at)
             SELECT w.app_id, w.user_id, 0, 0, 0 FROM unnest(\(users.map(\.appID))::text[], \(users.map(\.userID))::text[]) AS w(app_id, user_id)
             WHERE EXISTS (SELECT 1 FROM app WHERE app.id = w.app_id)
             ORDER BY w.app_id, w.user_id
             ON CONFLICT (app_id, user_id) DO UPDATE SET last_sequence = user_sequence.last_sequence WHERE false
-            """, logger: logger)
+            RETURNING app_id, user_id
+            """, logger: logger
+        ).decode((String, String).self) {
+            created.append(UserRef(appID: appID, userID: userID))
+        }
+        return created
     }
 
-    /// A piece that was undone may leave a row created by `lockSequenceRows` that nothing used: it
-    /// goes, so the store holds the same rows as without batching. A used row's sequence is at
-    /// least 1.
-    private func dropUnusedSequenceRows(_ users: [UserRef], on connection: PostgresConnection) async throws {
+    /// A row `lockSequenceRows` created that no write used (its call failed, say) goes, so the
+    /// store holds the same rows as without batching. A used row's sequence is at least 1.
+    private func dropUnusedSequenceRows(_ created: [UserRef], on connection: PostgresConnection) async throws {
+        guard !created.isEmpty else { return }
         try await connection.query(
             """
             DELETE FROM user_sequence WHERE last_sequence = 0
-              AND (app_id, user_id) IN (SELECT * FROM unnest(\(users.map(\.appID))::text[], \(users.map(\.userID))::text[]))
+              AND (app_id, user_id) IN (SELECT * FROM unnest(\(created.map(\.appID))::text[], \(created.map(\.userID))::text[]))
             """, logger: logger)
     }
 
@@ -152,54 +213,17 @@ final class PostgresGroupCommit: @unchecked Sendable {
     }
 }
 
-private protocol PendingPostgresWrite: AnyObject, Sendable {
+/// One caller's write, as `PostgresGroupCommit` batches it.
+protocol PostgresBatchedWrite: Sendable {
+    associatedtype Output: Sendable
+    /// The sequence rows it writes: the batch locks them up front, in order, with everyone else's.
     var users: [UserRef] { get }
-    /// Runs the piece in a savepoint and keeps its outcome until the transaction commits. Returns
-    /// false if the piece was undone; throws only what must abort the whole batch.
-    func run(on connection: PostgresConnection, logger: Logger) async throws -> Bool
-    func publish()
-    func fail(_ error: any Error)
-}
-
-private final class PendingPiece<T: Sendable>: PendingPostgresWrite, @unchecked Sendable {
-    let users: [UserRef]
-    private let work: @Sendable (PostgresConnection) async throws -> T
-    private let continuation: CheckedContinuation<T, any Error>
-    /// Set inside the transaction, reported only once it has committed. Touched only by the
-    /// drainer, one batch at a time.
-    private var staged: Result<T, any Error>?
-
-    init(
-        users: [UserRef], _ work: @escaping @Sendable (PostgresConnection) async throws -> T,
-        continuation: CheckedContinuation<T, any Error>
-    ) {
-        self.users = users
-        self.work = work
-        self.continuation = continuation
-    }
-
-    func run(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        // Not released after the piece: a RELEASE is one more round trip on the batch's only
-        // connection, and the savepoints nest harmlessly until the commit. `ROLLBACK TO` names
-        // the newest savepoint of that name, which is this piece's.
-        try await connection.query("SAVEPOINT piece", logger: logger)
-        do {
-            staged = .success(try await work(connection))
-            return true
-        } catch where PostgresGroupCommit.isRetryable(error) {
-            throw error
-        } catch {
-            try await connection.query("ROLLBACK TO SAVEPOINT piece", logger: logger)
-            staged = .failure(error)
-            return false
-        }
-    }
-
-    func publish() {
-        continuation.resume(with: staged ?? .failure(CancellationError()))
-    }
-
-    func fail(_ error: any Error) {
-        continuation.resume(throwing: error)
-    }
+    /// Runs this write alone, inside the batch's transaction (in a savepoint of its own).
+    func run(on connection: PostgresConnection, logger: Logger) async throws -> Output
+    /// Runs a whole batch at once, one outcome per write in order. A write that fails must have
+    /// written nothing. Nil, or a thrown error, if the batch cannot run this way: it is then
+    /// rolled back and run one write at a time.
+    static func runAll(
+        _ batch: [Self], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [Result<Output, any Error>]?
 }

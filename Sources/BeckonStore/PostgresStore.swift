@@ -11,8 +11,8 @@ public final class PostgresStore: Sendable {
     let client: PostgresClient
     let logger: Logger
     let now: @Sendable () -> Date
-    /// Concurrent appends share transactions (PostgresGroupCommit).
-    let appends: PostgresGroupCommit
+    /// Concurrent appends share transactions (PostgresGroupCommit, PostgresAppend).
+    let appends: PostgresGroupCommit<PostgresAppend>
 
     /// `url`: `postgres://user[:password]@host[:port]/database`. No TLS yet (loopback and private
     /// networks only, until the TLS settings land).

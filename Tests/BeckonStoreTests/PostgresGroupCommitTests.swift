@@ -9,34 +9,104 @@ import Testing
 /// two nodes' batches against each other. (MailboxTests runs the behaviour on both stores.)
 @Suite(.enabled(if: postgresTestURL != nil, "set BECKON_TEST_POSTGRES_URL (scripts/postgres.sh start)"))
 struct PostgresGroupCommitTests {
-    @Test func concurrentAppendsShareTransactionsAndAnUndoneCallLeavesNoRow() async throws {
+    /// Both ways a batch runs: all calls at once (the usual), and one call at a time in savepoints
+    /// (the fallback, forced here).
+    @Test(arguments: [true, false])
+    func concurrentAppendsShareTransactionsAndAFailedCallLeavesNoRow(together: Bool) async throws {
         try await withFreshPostgresStore(url: postgresTestURL!) { store in
+            store.appends.combinesCalls = together
             try await store.createApp(.fixture())
+            try await store.createApp(.fixture("mail"))
             _ = try await store.appendMessages(appID: "chat", [NewMessage(recipients: ["ann"], payload: text("a"), idempotencyKey: "taken")])
             let before = store.appends.commits
-            let failed = await withTaskGroup(of: Bool.self) { group in
+            let outcomes = await withTaskGroup(of: Result<[AppendedMessage], any Error>.self) { group in
                 for caller in 0..<200 {
+                    // Mostly one message to a shared user and another; some calls of two messages,
+                    // the second repeating the first's key (a duplicate within the call); some to
+                    // another app with the same users and keys (kept apart); one conflicting.
+                    let app = caller % 9 == 0 ? "mail" : "chat"
+                    // A key is posted by four callers (caller % 50), with the same content.
+                    let content = caller % 4 == 0 ? caller % 50 : caller
+                    let message = NewMessage(
+                        recipients: ["shared", "u\(content % 10)"], payload: text("\(content)"),
+                        idempotencyKey: caller % 4 == 0 ? "k\(content)" : nil)
+                    let messages = switch caller {
+                    case 100: [NewMessage(recipients: ["loner"], payload: text("b"), idempotencyKey: "taken")]
+                    case _ where caller % 4 == 0: [message, message]
+                    default: [message]
+                    }
                     group.addTask {
-                        let message = caller == 100
-                            ? NewMessage(recipients: ["loner"], payload: text("b"), idempotencyKey: "taken")  // conflicts
-                            : NewMessage(recipients: ["shared", "u\(caller % 10)"], payload: text("\(caller)"))
                         do {
-                            _ = try await store.appendMessages(appID: "chat", [message])
-                            return false
+                            return .success(try await store.appendMessages(appID: app, messages))
                         } catch {
-                            #expect(error as? BeckonStoreError == .idempotencyConflict(key: "taken"))
-                            return true
+                            return .failure(error)
                         }
                     }
                 }
-                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                return await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(failed == 1)
+            let failures = outcomes.compactMap { outcome -> BeckonStoreError? in
+                guard case .failure(let error) = outcome else { return nil }
+                return error as? BeckonStoreError ?? .invalidArgument(field: "error", reason: "\(error)")
+            }
+            #expect(failures == [.idempotencyConflict(key: "taken")])
             let commits = store.appends.commits - before
             #expect(commits < 200, "200 calls at once took \(commits) commits")
-            #expect(try await store.lastSequence(of: UserRef(appID: "chat", userID: "shared")) == 199)
-            // The batch created a sequence row for "loner" while locking; the undone call took it back.
+            #expect(store.appends.fallbacks == 0, "no batch had to run call by call")
+
+            // Calls with the same key and content: one stored it, the others were told the same.
+            var byKey: [String: Set<String>] = [:]
+            for case .success(let appended) in outcomes {
+                #expect(appended.count == 1 || appended[1].isDuplicate && appended[1].message.id == appended[0].message.id)
+                if let key = appended[0].message.idempotencyKey { byKey["\(appended[0].message.appID)/\(key)", default: []].insert(appended[0].message.id) }
+            }
+            #expect(byKey.values.allSatisfy { $0.count == 1 })
+            for app in ["chat", "mail"] {
+                let stored = outcomes.compactMap { try? $0.get()[0] }.filter { $0.message.appID == app && !$0.isDuplicate }
+                let shared = try await store.messages(for: UserRef(appID: app, userID: "shared"), after: 0, limit: 1000)
+                #expect(shared.map(\.sequence) == Array(1...Int64(stored.count)), "\(app)")
+                #expect(Set(shared.map(\.message.id)) == Set(stored.map(\.message.id)), "\(app)")
+                #expect(try await store.unreadCount(of: UserRef(appID: app, userID: "shared")) == stored.count)
+            }
+            // The batch created a sequence row for "loner" while locking; the failed call took it back.
             #expect(try await count(store, "SELECT count(*)::integer FROM user_sequence WHERE user_id = 'loner' OR last_sequence = 0") == 0)
+        }
+    }
+
+    /// The key was not stored when the batch looked, and is by the time it inserts (another node
+    /// committed it meanwhile): the batch runs again call by call and answers the stored message.
+    @Test func aKeyAnotherNodeStoresMeanwhileIsADuplicate() async throws {
+        try await withFreshPostgresStore(url: postgresTestURL!) { store in
+            try await store.createApp(.fixture())
+            let message = NewMessage(recipients: ["ann"], payload: text("hi"), idempotencyKey: "k")
+            let fingerprint = try PreparedMessage(message).fingerprint
+            let (held, hold) = AsyncStream<Void>.makeStream()
+            try await withThrowingTaskGroup(of: AppendedMessage?.self) { group in
+                group.addTask {
+                    try await store.client.withConnection { connection in
+                        try await connection.query("BEGIN", logger: store.logger)
+                        try await connection.query(
+                            """
+                            INSERT INTO message (id, app_id, kind, payload, urgency, idempotency_key, fingerprint, created_at)
+                            VALUES ('other-node', 'chat', 'message', \(text("hi")), 'normal', 'k', \(fingerprint), 0)
+                            """, logger: store.logger)
+                        hold.finish()
+                        while try await count(store, "SELECT count(*)::integer FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'") < 1 {
+                            try await Task.sleep(for: .milliseconds(10))
+                        }
+                        try await connection.query("COMMIT", logger: store.logger)
+                    }
+                    return nil
+                }
+                for await _ in held {}
+                group.addTask { try await store.appendMessages(appID: "chat", [message])[0] }
+                for try await case let appended? in group {
+                    #expect(appended.isDuplicate && appended.message.id == "other-node")
+                }
+            }
+            #expect(store.appends.fallbacks == 1)
+            #expect(try await store.lastSequence(of: UserRef(appID: "chat", userID: "ann")) == 0)
+            #expect(try await count(store, "SELECT count(*)::integer FROM user_sequence") == 0)
         }
     }
 

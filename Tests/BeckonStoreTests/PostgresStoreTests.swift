@@ -8,8 +8,9 @@ import Testing
 let postgresTestURL = ProcessInfo.processInfo.environment["BECKON_TEST_POSTGRES_URL"]
 
 /// The PostgreSQL store against a real server: `BECKON_TEST_POSTGRES_URL` (CI sets it with
-/// `scripts/postgres.sh start`). In progress (issue 13): these cover what is built so far; the
-/// whole store suite is to run against both stores.
+/// `scripts/postgres.sh start`). The other suites run the store's behaviour on both stores
+/// (`withEachStore`); these add what only PostgreSQL has: several nodes on one database, its
+/// migrations, and apps kept apart in one shared database.
 @Suite(.enabled(if: postgresTestURL != nil, "set BECKON_TEST_POSTGRES_URL (scripts/postgres.sh start)"))
 struct PostgresStoreTests {
     static var url: String? { postgresTestURL }
