@@ -8,7 +8,6 @@ extension PostgresStore {
     public func appendMessages(appID: String, _ messages: [NewMessage]) async throws -> [AppendedMessage] {
         guard !messages.isEmpty else { return [] }
         let prepared = try messages.map(PreparedMessage.init)
-        guard try await app(id: appID) != nil else { throw BeckonStoreError.appNotFound(appID) }
         return try await appends.write(PostgresAppend(appID: appID, messages: prepared, now: timestamp))
     }
 
@@ -166,6 +165,11 @@ struct PostgresAppend: PostgresBatchedWrite {
 
     /// One statement per message (`PostgresStore.append`).
     func run(on connection: PostgresConnection, logger: Logger) async throws -> [AppendedMessage] {
+        var exists = false
+        for try await _ in try await connection.query("SELECT 1 FROM app WHERE id = \(appID)", logger: logger) {
+            exists = true
+        }
+        guard exists else { throw BeckonStoreError.appNotFound(appID) }
         var results: [AppendedMessage] = []
         results.reserveCapacity(messages.count)
         for message in messages {
@@ -174,17 +178,22 @@ struct PostgresAppend: PostgresBatchedWrite {
         return results
     }
 
-    /// The whole batch in two statements. First the idempotency keys already stored; then each
-    /// call is decided in order, as one call at a time would be (a key stored by an earlier call
-    /// of the batch counts as stored), so a conflicting call is left out before anything is
-    /// written; then every new message at once.
+    /// The whole batch in two statements. First which apps exist and which idempotency keys are
+    /// stored already; then each call is decided in order, as one call at a time would be (a key
+    /// stored by an earlier call of the batch counts as stored), so a call that must fail is left
+    /// out before anything is written; then every new message at once.
     static func runAll(
         _ batch: [PostgresAppend], on connection: PostgresConnection, logger: Logger
     ) async throws -> [Result<[AppendedMessage], any Error>]? {
-        var stored = try await storedKeys(of: batch, on: connection, logger: logger)
+        let (apps, known) = try await lookUp(batch, on: connection, logger: logger)
+        var stored = known
         var fresh = FreshMessages()
         var plans: [Result<[Plan], any Error>] = []
         for call in batch {
+            guard apps.contains(call.appID) else {
+                plans.append(.failure(BeckonStoreError.appNotFound(call.appID)))
+                continue
+            }
             var keys: [KeyRef: Data] = [:]
             var plan: [Plan] = []
             var conflict: String?
@@ -252,22 +261,30 @@ struct PostgresAppend: PostgresBatchedWrite {
         var key: String
     }
 
-    private static func storedKeys(
-        of batch: [PostgresAppend], on connection: PostgresConnection, logger: Logger
-    ) async throws -> [KeyRef: Data] {
+    /// The apps of the batch that exist, and its idempotency keys that are stored, with the
+    /// stored message's fingerprint: one round trip.
+    private static func lookUp(
+        _ batch: [PostgresAppend], on connection: PostgresConnection, logger: Logger
+    ) async throws -> (apps: Set<String>, keys: [KeyRef: Data]) {
         let keyed = batch.flatMap { call in call.messages.compactMap { $0.new.idempotencyKey }.map { KeyRef(appID: call.appID, key: $0) } }
-        guard !keyed.isEmpty else { return [:] }
+        var apps = Set<String>()
         var stored: [KeyRef: Data] = [:]
-        for try await (appID, key, fingerprint) in try await connection.query(
+        for try await (isKey, appID, key, fingerprint) in try await connection.query(
             """
-            SELECT app_id, idempotency_key, fingerprint FROM message
+            SELECT false, id, '', ''::bytea FROM app WHERE id = ANY(\(Array(Set(batch.map(\.appID))))::text[])
+            UNION ALL
+            SELECT true, app_id, idempotency_key, fingerprint FROM message
             WHERE idempotency_key IS NOT NULL
               AND (app_id, idempotency_key) IN (SELECT * FROM unnest(\(keyed.map(\.appID))::text[], \(keyed.map(\.key))::text[]))
             """, logger: logger
-        ).decode((String, String, Data).self) {
-            stored[KeyRef(appID: appID, key: key)] = fingerprint
+        ).decode((Bool, String, String, Data).self) {
+            if isKey {
+                stored[KeyRef(appID: appID, key: key)] = fingerprint
+            } else {
+                apps.insert(appID)
+            }
         }
-        return stored
+        return (apps, stored)
     }
 }
 

@@ -23,8 +23,9 @@ struct PostgresGroupCommitTests {
                 for caller in 0..<200 {
                     // Mostly one message to a shared user and another; some calls of two messages,
                     // the second repeating the first's key (a duplicate within the call); some to
-                    // another app with the same users and keys (kept apart); one conflicting.
-                    let app = caller % 9 == 0 ? "mail" : "chat"
+                    // another app with the same users and keys (kept apart); one conflicting, one
+                    // to an app that does not exist.
+                    let app = caller == 150 ? "nope" : caller % 9 == 0 ? "mail" : "chat"
                     // A key is posted by four callers (caller % 50), with the same content.
                     let content = caller % 4 == 0 ? caller % 50 : caller
                     let message = NewMessage(
@@ -49,7 +50,8 @@ struct PostgresGroupCommitTests {
                 guard case .failure(let error) = outcome else { return nil }
                 return error as? BeckonStoreError ?? .invalidArgument(field: "error", reason: "\(error)")
             }
-            #expect(failures == [.idempotencyConflict(key: "taken")])
+            #expect(failures.count == 2)
+            #expect(failures.contains(.idempotencyConflict(key: "taken")) && failures.contains(.appNotFound("nope")))
             let commits = store.appends.commits - before
             #expect(commits < 200, "200 calls at once took \(commits) commits")
             #expect(store.appends.fallbacks == 0, "no batch had to run call by call")
