@@ -75,8 +75,16 @@ final class PostgresGroupCommit<Work: PostgresBatchedWrite>: @unchecked Sendable
         var continuation: CheckedContinuation<Work.Output, any Error>
     }
 
-    /// Thrown inside the transaction to roll it back and run the batch one call at a time.
-    private struct RunOneByOne: Error {}
+    /// The batch's transaction failed before its COMMIT was sent: nothing of it is stored.
+    private struct BeforeCommit: Error {
+        var cause: any Error
+    }
+
+    /// Thrown inside the transaction, before its COMMIT, to roll it back and run the batch one
+    /// call at a time; `cause` is what went wrong in the combined statements, if anything did.
+    private struct RunOneByOne: Error {
+        var cause: (any Error)?
+    }
 
     private func drainWhileQueued() async {
         while let batch = nextBatch() {
@@ -111,10 +119,21 @@ final class PostgresGroupCommit<Work: PostgresBatchedWrite>: @unchecked Sendable
             } catch where Self.isRetryable(error) && attempt < Self.attempts {
                 logger.debug("write batch retried", metadata: ["error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
                 attempt += 1
-            } catch where together {
-                // Something in the combined statements failed: one call at a time finds which.
-                if !(error is RunOneByOne) {
-                    logger.debug("write batch run again call by call", metadata: ["error": "\(String(reflecting: error))"])
+            } catch let error as BeforeCommit {
+                // A statement the calls share failed (a user id too long for the index, say):
+                // each call runs again in a transaction of its own, so only the one that broke
+                // it fails.
+                guard batch.count > 1 else {
+                    batch[0].continuation.resume(throwing: error.cause)
+                    return
+                }
+                logger.debug("write batch split", metadata: ["error": "\(String(reflecting: error.cause))"])
+                for pending in batch { await commit([pending]) }
+                return
+            } catch let error as RunOneByOne {
+                // Nothing was committed; one call at a time finds the call that fails, if any.
+                if let cause = error.cause {
+                    logger.debug("write batch run again call by call", metadata: ["error": "\(String(reflecting: cause))"])
                 }
                 lock.withLock { ranCallByCall += 1 }
                 together = false
@@ -131,25 +150,39 @@ final class PostgresGroupCommit<Work: PostgresBatchedWrite>: @unchecked Sendable
         _ batch: [Work], together: Bool, on connection: PostgresConnection
     ) async throws -> [Result<Work.Output, any Error>] {
         try await connection.query("BEGIN", logger: logger)
+        let outcomes: [Result<Work.Output, any Error>]
         do {
             var seen = Set<UserRef>()
             let users = batch.flatMap(\.users).filter { seen.insert($0).inserted }
             let created = try await lockSequenceRows(users, on: connection)
-            let outcomes: [Result<Work.Output, any Error>]
             if together {
-                guard let all = try await Work.runAll(batch, on: connection, logger: logger) else { throw RunOneByOne() }
+                let all: [Result<Work.Output, any Error>]?
+                do {
+                    all = try await Work.runAll(batch, on: connection, logger: logger)
+                } catch where !Self.isRetryable(error) {
+                    throw RunOneByOne(cause: error)
+                }
+                guard let all else { throw RunOneByOne() }
                 outcomes = all
             } else {
                 outcomes = try await runOneByOne(batch, on: connection)
             }
             try await dropUnusedSequenceRows(created, on: connection)
-            try await connection.query("COMMIT", logger: logger)
-            return outcomes
         } catch {
-            // Leaves the connection usable for the pool; a failed COMMIT has rolled back already.
+            // Leaves the connection usable for the pool.
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error is RunOneByOne || Self.isRetryable(error) ? error : BeforeCommit(cause: error)
+        }
+        do {
+            try await connection.query("COMMIT", logger: logger)
+        } catch {
+            // A failed COMMIT has rolled back already, unless the connection broke: then whether
+            // it committed is unknown, and the callers are told it failed (design rule 9 holds:
+            // nothing is reported stored that might not be).
             _ = try? await connection.query("ROLLBACK", logger: logger)
             throw error
         }
+        return outcomes
     }
 
     /// Each call in its own savepoint, so a failing one is undone alone. The savepoints are not

@@ -75,6 +75,28 @@ struct PostgresGroupCommitTests {
         }
     }
 
+    /// A call whose user id PostgreSQL cannot index (over 2,704 bytes, incompressible) breaks the
+    /// statement that locks the whole batch's rows: the batch runs again one call per transaction,
+    /// and only that call fails.
+    @Test func aCallThatBreaksASharedStatementFailsAlone() async throws {
+        try await withFreshPostgresStore(url: postgresTestURL!) { store in
+            try await store.createApp(.fixture())
+            let unindexable = (0..<100).map { _ in UUID().uuidString }.joined()
+            let outcomes = await withTaskGroup(of: Bool.self) { group in
+                for caller in 0..<40 {
+                    group.addTask {
+                        let recipients = caller == 20 ? ["ann", unindexable] : ["ann"]
+                        return (try? await store.appendMessages(appID: "chat", [NewMessage(recipients: recipients)])) != nil
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.filter { !$0 }.count == 1)
+            #expect(try await store.messages(for: UserRef(appID: "chat", userID: "ann"), after: 0, limit: 100).map(\.sequence)
+                == Array(1...39))
+        }
+    }
+
     /// The key was not stored when the batch looked, and is by the time it inserts (another node
     /// committed it meanwhile): the batch runs again call by call and answers the stored message.
     @Test func aKeyAnotherNodeStoresMeanwhileIsADuplicate() async throws {
