@@ -50,6 +50,7 @@ import Testing
         "push_outbox", "unread_expiring", "user_sequence",
     ]
 
+    /// PostgreSQL's twin: ClusterStoreTests.aNodeRefusesADatabaseANewerBeckonMigrated.
     @Test func aFileFromANewerBeckonIsRefused() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/beckon.sqlite"
