@@ -128,10 +128,11 @@ class Cluster:
         self.emulator.wait()
 
 
-def register(cluster, node, user, device, n):
+def register(cluster, node, user, device, n, wakeable=True):
+    # A device without background modes cannot be woken: it is alerted for every message.
     status, body = request(cluster.base(node), "POST", "/v1/devices", {
         "deviceId": device, "bundleId": "com.example.chat", "environment": "sandbox", "tokens": {"remote": token(n)},
-        "capabilities": {"backgroundModes": ["remote-notification"]},
+        "capabilities": {"backgroundModes": ["remote-notification"] if wakeable else []},
     }, signed_user_token(SECRET, "chat", user))
     assert status == 201, (status, body)
     return body["credential"]
@@ -233,7 +234,8 @@ def main():
             reader.start()
             readers.append((f"reader{i}", reader))
         for i in range(8):
-            register(cluster, 1 + i % 3, f"offline{i}", f"offline{i}-phone", 200 + i)
+            # Alerted for every message, so pushes are in flight when node 1 dies.
+            register(cluster, 1 + i % 3, f"offline{i}", f"offline{i}-phone", 200 + i, wakeable=False)
             offline.append(f"offline{i}")
         # A device that connects to node 1, takes a message without acknowledging it, and is
         # never seen again: its drop must be planned by a surviving node (a re-push).
