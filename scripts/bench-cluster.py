@@ -109,7 +109,10 @@ def measure_server(args, binary, mode, config, run, base_url, budget):
     try:
         deployment = Deployment(binary, work, SECRET, ADMIN, nodes=nodes, database_url=url,
                                 sqlite_path=os.path.join(work, "beckon.sqlite"))
+        started = time.time()
         load = budget.wait()
+        # An idle backend reports its counts within 10 s: the nodes' start must not count here.
+        time.sleep(max(0, started + 11 - time.time()))
         log(f"run {run}, {mode}, {config}: {nodes} node(s), load average {load:.2f}")
         groups = {"nodes": [deployment.nodes[n][0].pid for n in deployment.nodes], "emulator": [deployment.emulator.pid]}
         if url:
@@ -183,7 +186,7 @@ def measure_delivery(args, binary, config, run, base_url, budget):
     command = [sys.executable, os.path.join(HERE, "bench-delivery.py"), "--standalone-emulator", "--nodes", str(nodes),
                "--max-load", str(budget.max_load), "--patience", str(max(0, int(budget.left)))]
     if config != "sqlite":
-        command += ["--database-url", base_url]
+        command += ["--database-url", base_url] + (["--statements"] if args.statements else [])
     command += shlex.split(args.delivery_args) + [binary]
     log(f"run {run}, delivery, {config}: {' '.join(command[1:])}")
     started = time.time()

@@ -97,6 +97,8 @@ def main():
                         help="push to a separate `beckon apns-emulator` (implied by --nodes and --database-url)")
     parser.add_argument("--max-load", type=float, default=0.8, help="wait for a lower load average before posting; 0: no wait")
     parser.add_argument("--patience", type=float, default=3600, help="seconds to wait for the load at most")
+    parser.add_argument("--statements", action="store_true",
+                        help="PostgreSQL: statements by calls per push (needs pg_stat_statements preloaded)")
     args = parser.parse_args()
     if args.nodes < 1 or (args.nodes > 1 and not args.database_url):
         sys.exit("bench-delivery: several nodes need --database-url (one PostgreSQL database)")
@@ -111,6 +113,8 @@ def main():
         database = f"beckon_delivery_{random.randrange(1 << 32):08x}"
         psql(args.database_url, f"CREATE DATABASE {database}")
         database_url = with_database(args.database_url, database)
+        if args.statements:
+            psql(database_url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
     deployment, server = None, None
     window = {"BECKON_APPS_CHAT_DELIVERY_RECONNECT_WINDOW_SECONDS": str(args.window)}
     try:
@@ -172,13 +176,18 @@ def run(args, ports, control, deployment, server, database_url):
         list(pool.map(register, range(args.devices)))
     print(f"registered {args.devices} devices in {time.time() - started:.1f} s (none connected)"
           + (f", round-robin over {len(apis)} nodes" if len(apis) > 1 else ""), flush=True)
+    registered = time.time()
     if args.max_load > 0:
         waiting = time.time()
         load = wait_for_quiet(args.max_load, args.patience, lambda text: print(text, flush=True))
         print(f"waited {time.time() - waiting:.0f} s for the load; load average {load:.2f} at the first post", flush=True)
     if database_url:
+        # An idle backend reports its counts within 10 s: the registrations' must not count here.
+        time.sleep(max(0, registered + 11 - time.time()))
         groups = {"nodes": [p.pid for p, _ in deployment.nodes.values()], "emulator": [deployment.emulator.pid],
                   "postgres": postgres_pids(database_url)}
+        if args.statements:
+            psql(database_url, "SELECT pg_stat_statements_reset()")
         counters_before = pg_counters(database_url)
     elif deployment:
         groups = {"nodes": [p.pid for p, _ in deployment.nodes.values()], "emulator": [deployment.emulator.pid]}
@@ -250,6 +259,17 @@ def run(args, ports, control, deployment, server, database_url):
         time.sleep(1)
         for line in pg_work(counters_before, pg_counters(database_url), delivered, "push", "pushes"):
             print(line)
+        if args.statements:
+            print_statements(database_url, delivered, "push")
+
+
+def print_statements(url, per, unit):
+    print(f"statements per {unit} ({per}), by calls:")
+    for line in psql(url, "SELECT calls, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 140) FROM pg_stat_statements "
+                          "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                          "ORDER BY calls DESC LIMIT 25").splitlines():
+        calls, rows, query = line.split("|", 2)
+        print(f"  {int(calls) / per:8.3f} calls  {int(rows) / per:8.3f} rows  {query}")
 
 
 def report_wakes(args, api, key, credentials, devices, port):
