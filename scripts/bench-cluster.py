@@ -75,18 +75,23 @@ def postgres_url(args):
     if settings["fsync"] != "on" or settings["synchronous_commit"] != "on":
         sys.exit("bench-cluster: this PostgreSQL does not flush its commits (fsync or synchronous_commit off): "
                  "a benchmark needs them on (scripts/postgres.sh without BECKON_PG_FAST)")
-    if args.statements:
-        if "pg_stat_statements" not in psql(url, "SHOW shared_preload_libraries"):
-            if not own:
+    # pg_stat_statements costs a little on every statement: loaded for --statements only.
+    loaded = "pg_stat_statements" in psql(url, "SHOW shared_preload_libraries")
+    if args.statements != loaded:
+        if not own:
+            if args.statements:
                 sys.exit("bench-cluster: --statements needs pg_stat_statements in shared_preload_libraries")
-            psql(url, "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'")
-            pg_ctl = sorted(os.path.join(d, "bin", "pg_ctl") for d in
-                            (os.path.join("/usr/lib/postgresql", v) for v in os.listdir("/usr/lib/postgresql")))[-1]
-            command = [pg_ctl, "-D", os.path.join(OWN_PG_DIR, "data"), "-m", "fast", "-w", "restart"]
-            if os.getuid() == 0:
-                command = ["runuser", "-u", "postgres", "--"] + command
-            subprocess.run(command, check=True, capture_output=True)
-            log("pg_stat_statements loaded (the server restarted)")
+            log("note: pg_stat_statements is loaded in this server (a small cost on every statement)")
+            return url
+        psql(url, "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'" if args.statements
+             else "ALTER SYSTEM RESET shared_preload_libraries")
+        pg_ctl = sorted(os.path.join(d, "bin", "pg_ctl") for d in
+                        (os.path.join("/usr/lib/postgresql", v) for v in os.listdir("/usr/lib/postgresql")))[-1]
+        command = [pg_ctl, "-D", os.path.join(OWN_PG_DIR, "data"), "-m", "fast", "-w", "restart"]
+        if os.getuid() == 0:
+            command = ["runuser", "-u", "postgres", "--"] + command
+        subprocess.run(command, check=True, capture_output=True)
+        log(f"pg_stat_statements {'loaded' if args.statements else 'unloaded'} (the server restarted)")
     return url
 
 
