@@ -87,10 +87,12 @@ def postgres_url(args):
              else "ALTER SYSTEM RESET shared_preload_libraries")
         pg_ctl = sorted(os.path.join(d, "bin", "pg_ctl") for d in
                         (os.path.join("/usr/lib/postgresql", v) for v in os.listdir("/usr/lib/postgresql")))[-1]
-        command = [pg_ctl, "-D", os.path.join(OWN_PG_DIR, "data"), "-m", "fast", "-w", "restart"]
+        # Its log as scripts/postgres.sh keeps it; the server must not inherit a pipe of ours.
+        command = [pg_ctl, "-D", os.path.join(OWN_PG_DIR, "data"), "-l", os.path.join(OWN_PG_DIR, "server.log"),
+                   "-m", "fast", "-w", "restart"]
         if os.getuid() == 0:
             command = ["runuser", "-u", "postgres", "--"] + command
-        subprocess.run(command, check=True, capture_output=True)
+        subprocess.run(command, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         log(f"pg_stat_statements {'loaded' if args.statements else 'unloaded'} (the server restarted)")
     return url
 
