@@ -20,8 +20,9 @@ emulator). Each mode runs on every configuration, configurations alternating, `-
         [--statements] [BECKON_BINARY]
 
 PostgreSQL: --database-url (or BECKON_BENCH_POSTGRES_URL) names a server whose fsync is on;
-without it the script starts its own with scripts/postgres.sh in BECKON_PG_DIR=/tmp/beckon-pg-bench
-(fsync on: never BECKON_PG_FAST for a benchmark) and leaves it running for the next run. Each
+without it the script starts its own with scripts/postgres.sh in BECKON_PG_DIR=$BECKON_BENCH_PG_DIR
+(default /tmp/beckon-pg-bench-cluster; fsync on: never BECKON_PG_FAST for a benchmark) and leaves
+it running for the next run (`BECKON_PG_DIR=... scripts/postgres.sh stop` removes it). Each
 measurement creates and drops its own database. --statements loads pg_stat_statements into the
 server this script started (one restart) and prints, per run, the statements by calls per message.
 
@@ -41,7 +42,8 @@ SECRET = "bench-cluster-secret-0123456789abcdef0123"
 ADMIN = "bench-cluster-admin-0123456789abcdef01234"
 CONFIGS = {"sqlite": 1, "pg1": 1, "pg3": 3}
 HERE = os.path.dirname(os.path.abspath(__file__))
-OWN_PG_DIR = "/tmp/beckon-pg-bench"
+# A directory of its own: other sessions on the machine run their own throwaway servers.
+OWN_PG_DIR = os.environ.get("BECKON_BENCH_PG_DIR", "/tmp/beckon-pg-bench-cluster")
 
 
 def log(text):
@@ -237,6 +239,9 @@ def table(results, max_load):
     print("|---|---|---|---|---|---|---|---|")
     names = {"sqlite": "1 node, SQLite", "pg1": "1 node, PostgreSQL", "pg3": "3 nodes, PostgreSQL"}
     for r in results:
+        if "failed" in r:
+            print(f"| {r['mode']} | {names[r['config']]} | {r['run']} | - | failed: {r['failed'][:80]} | - | - | - |")
+            continue
         flag = "" if (r["load"] or 0) < max_load else " (over the limit)"
         load = f"{r['load']:.2f}{flag}" if r["load"] is not None else "-"
         work = "-" if r.get("commits") is None else \
@@ -289,10 +294,15 @@ def main():
         for run in range(1, args.repeat + 1):
             for mode in modes:
                 for config in configs:
-                    if mode == "delivery":
-                        results.append(measure_delivery(args, binary, config, run, base_url, budget))
-                    else:
-                        results.append(measure_server(args, binary, mode, config, run, base_url, budget))
+                    # One failed measurement (a shared machine) costs its row, not the others.
+                    try:
+                        if mode == "delivery":
+                            results.append(measure_delivery(args, binary, config, run, base_url, budget))
+                        else:
+                            results.append(measure_server(args, binary, mode, config, run, base_url, budget))
+                    except (RuntimeError, subprocess.CalledProcessError) as error:
+                        log(f"run {run}, {mode}, {config} failed: {error}")
+                        results.append({"run": run, "mode": mode, "config": config, "load": None, "failed": str(error)})
     finally:
         table(results, args.max_load)
 
