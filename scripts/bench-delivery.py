@@ -20,12 +20,23 @@ server takes them. It reports:
 With --rate the messages are posted at R a second (POSTs of --batch recipients, evenly spaced)
 instead of all at once, so the latency is the pipeline's own rather than a queue's.
 
+Several nodes (issue 13): --nodes N --database-url URL starts N nodes on a fresh database of that
+PostgreSQL server (created, then dropped) and a standalone `beckon apns-emulator` they all push to
+(beckonlib.Deployment, as scripts/multi-node.py does); registrations and POSTs go round-robin over
+the nodes, and every node sends pushes from the shared outbox. --standalone-emulator uses that
+emulator with one SQLite node too (the same APNs path for a side-by-side figure). On PostgreSQL it
+also prints the database's work per push (pg_stat_* deltas over the posting and sending).
+
+Between registering and posting it waits until the 1-minute load average is below --max-load
+(0.8; 0: no wait), at most --patience seconds: registering loads the machine itself.
+
 Without a binary it builds `beckon` in release (scratch path .build-bench). Loopback only.
 """
-import argparse, http.client, json, os, subprocess, sys, tempfile, threading, time
+import argparse, http.client, json, os, random, subprocess, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 
-from beckonlib import SyncSession, free_port, user_token as signed_user_token
+from beckonlib import (Deployment, SyncSession, cpu_delta, cpu_snapshot, free_port, pg_counters, pg_work, postgres_pids,
+                       psql, wait_for_quiet, with_database, user_token as signed_user_token)
 
 SECRET = "bench-delivery-secret-0123456789abcdef01"
 ADMIN = "bench-delivery-admin-0123456789abcdef0123"
@@ -34,17 +45,19 @@ ADMIN = "bench-delivery-admin-0123456789abcdef0123"
 
 
 class Client:
-    """One keep-alive HTTP/1.1 connection per thread."""
+    """One keep-alive HTTP/1.1 connection per thread and port."""
     local = threading.local()
 
     def __init__(self, port):
         self.port = port
 
     def request(self, method, path, body=None, token=None):
-        connection = getattr(self.local, "connection", None)
-        if connection is None or getattr(self.local, "port", None) != self.port:
+        if not hasattr(self.local, "connections"):
+            self.local.connections = {}
+        connection = self.local.connections.get(self.port)
+        if connection is None:
             connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-            self.local.connection, self.local.port = connection, self.port
+            self.local.connections[self.port] = connection
         headers = {"Content-Type": "application/json"}
         if token:
             headers["Authorization"] = "Bearer " + token
@@ -53,7 +66,7 @@ class Client:
             response = connection.getresponse()
             return response.status, json.loads(response.read() or b"null")
         except (http.client.HTTPException, OSError):
-            self.local.connection = None
+            self.local.connections.pop(self.port, None)
             raise
 
 
@@ -77,105 +90,190 @@ def main():
     parser.add_argument("--rate", type=float, default=0, help="messages a second; 0: as fast as possible")
     parser.add_argument("--batch", type=int, default=1000, help="recipients per POST")
     parser.add_argument("--reconnect", type=int, default=0, help="sampled devices that connect after their push")
-    parser.add_argument("--window", type=int, default=60, help="the app's reconnect window, seconds")
+    parser.add_argument("--window", type=int, help="the app's reconnect window, seconds (60 with --reconnect, else 3600)")
+    parser.add_argument("--nodes", type=int, default=1, help="nodes (more than one needs --database-url)")
+    parser.add_argument("--database-url", help="a PostgreSQL server: the nodes run on a fresh database of it")
+    parser.add_argument("--standalone-emulator", action="store_true",
+                        help="push to a separate `beckon apns-emulator` (implied by --nodes and --database-url)")
+    parser.add_argument("--max-load", type=float, default=0.8, help="wait for a lower load average before posting; 0: no wait")
+    parser.add_argument("--patience", type=float, default=3600, help="seconds to wait for the load at most")
+    parser.add_argument("--statements", action="store_true",
+                        help="PostgreSQL: statements by calls per push (needs pg_stat_statements preloaded)")
     args = parser.parse_args()
+    # Without reconnects, a window longer than the run: a missed wake's escalation (a second
+    # push, rule 4) must not be counted as the fan-out's.
+    if args.window is None:
+        args.window = 60 if args.reconnect else 3600
+    if args.nodes < 1 or (args.nodes > 1 and not args.database_url):
+        sys.exit("bench-delivery: several nodes need --database-url (one PostgreSQL database)")
     binary = args.binary
     if binary is None:
         subprocess.run(["swift", "build", "-c", "release", "--product", "beckon", "--scratch-path", ".build-bench"], check=True)
         binary = ".build-bench/release/beckon"
 
     work = tempfile.mkdtemp(prefix="beckon-bench-delivery.")
-    port, control = free_port(), free_port()
-    env = dict(os.environ,
-               BECKON_HTTP_PORT=str(port), BECKON_DATABASE_PATH=os.path.join(work, "beckon.sqlite"),
-               BECKON_ADMIN_TOKEN=ADMIN, BECKON_APPS_IDS="chat", BECKON_APPS_CHAT_BUNDLE_ID="com.example.chat",
-               BECKON_APPS_CHAT_TEAM_ID="TEAM123456", BECKON_APPS_CHAT_USER_TOKEN_SECRET=SECRET,
-               BECKON_APNS_EMULATOR_CONTROL_PORT=str(control),
-               BECKON_LIMITS_REGISTRATIONS_PER_MINUTE="0", BECKON_LIMITS_MESSAGES_PER_SECOND="0",
-               BECKON_APPS_CHAT_DELIVERY_RECONNECT_WINDOW_SECONDS=str(args.window))
-    server = subprocess.Popen([binary, "serve"], env=env, stdout=open(os.path.join(work, "server.log"), "wb"),
-                              stderr=subprocess.STDOUT)
-    api, emulator = Client(port), Client(control)
+    database, database_url = None, None
+    if args.database_url:
+        database = f"beckon_delivery_{random.randrange(1 << 32):08x}"
+        psql(args.database_url, f"CREATE DATABASE {database}")
+        database_url = with_database(args.database_url, database)
+        if args.statements:
+            psql(database_url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    deployment, server = None, None
+    window = {"BECKON_APPS_CHAT_DELIVERY_RECONNECT_WINDOW_SECONDS": str(args.window)}
     try:
-        for _ in range(400):
-            try:
-                if api.request("GET", "/health")[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.05)
-        _, key = api.request("POST", "/v1/admin/apps/chat/keys", {}, ADMIN)
-        key = key["key"]
-
-        started = time.time()
-
-        credentials = {}
-
-        def register(index):
-            status, answer = api.request("POST", "/v1/devices", {
-                "deviceId": f"d{index}", "bundleId": "com.example.chat", "environment": "sandbox",
-                "tokens": {"remote": token_of(index)}, "capabilities": {"backgroundModes": ["remote-notification"]},
-            }, signed_user_token(SECRET, "chat", f"u{index}", lifetime=3600))
-            assert status == 201, answer
-            credentials[index] = answer["credential"]
-
-        with ThreadPoolExecutor(args.threads) as pool:
-            list(pool.map(register, range(args.devices)))
-        print(f"registered {args.devices} devices in {time.time() - started:.1f} s (none connected)")
-
-        posted_at = {}
-
-        def post(batch):
-            users = [f"u{index}" for index in batch]
-            sent = time.time()
-            status, answer = api.request("POST", "/v1/messages", {
-                "recipients": {"users": users}, "kind": "message", "payload": {"n": batch[0]}}, key)
-            assert status == 202, answer
-            for index in batch:
-                posted_at[index] = sent
-
-        batches = [list(range(start, min(start + args.batch, args.devices))) for start in range(0, args.devices, args.batch)]
-        first_post = time.time()
-        if args.rate > 0:
-            interval = args.batch / args.rate
-            for number, batch in enumerate(batches):
-                time.sleep(max(0, first_post + number * interval - time.time()))
-                post(batch)
+        if args.standalone_emulator or database_url:
+            deployment = Deployment(binary, work, SECRET, ADMIN, nodes=args.nodes, database_url=database_url,
+                                    sqlite_path=os.path.join(work, "beckon.sqlite"), extra_env=window)
+            ports, control = [deployment.port(n) for n in sorted(deployment.nodes)], deployment.control
+            print(f"{args.nodes} node(s) on {'PostgreSQL' if database_url else 'SQLite'}, a standalone APNs emulator")
         else:
-            with ThreadPoolExecutor(4) as pool:
-                list(pool.map(post, batches))
-        posting = time.time() - first_post
-        print(f"posted {args.devices} messages ({len(batches)} POSTs of up to {args.batch} recipients) in {posting:.2f} s")
-
-        delivered, last_change, previous = 0, time.time(), -1
-        while delivered < args.devices and time.time() - last_change < 30:
-            _, counters = emulator.request("GET", "/counters")
-            delivered = counters["byStatus"].get("200", 0)
-            if delivered != previous:
-                previous, last_change = delivered, time.time()
-            time.sleep(0.05)
-        sample = range(0, args.devices, max(1, args.devices // args.sample))
-        latencies, last_accepted = [], 0.0
-        for index in sample:
-            _, received = emulator.request("GET", f"/devices/{token_of(index)}/received")
-            pushes = received.get("notifications", []) if isinstance(received, dict) else []
-            if pushes:
-                accepted = pushes[0]["acceptedAt"] / 1000
-                latencies.append(accepted - posted_at[index])
-        # The last push's time: when the counter stopped moving (polled every 50 ms).
-        elapsed = last_change - first_post
-        print(f"pushes accepted by the emulator: {delivered} of {args.devices} "
-              f"in {elapsed:.2f} s from the first post: {delivered / elapsed:,.0f} pushes/s")
-        if latencies:
-            print(f"post-to-APNs-request latency over {len(latencies)} sampled devices: "
-                  f"p50 {percentile(latencies, 0.5) * 1000:.0f} ms, p99 {percentile(latencies, 0.99) * 1000:.0f} ms, "
-                  f"max {max(latencies) * 1000:.0f} ms")
-        if delivered < args.devices:
-            sys.exit(f"bench-delivery: only {delivered} of {args.devices} pushes arrived")
-        if args.reconnect:
-            report_wakes(args, api, key, credentials, list(sample)[:args.reconnect], port)
+            port, control = free_port(), free_port()
+            env = dict(os.environ,
+                       BECKON_HTTP_PORT=str(port), BECKON_DATABASE_PATH=os.path.join(work, "beckon.sqlite"),
+                       BECKON_ADMIN_TOKEN=ADMIN, BECKON_APPS_IDS="chat", BECKON_APPS_CHAT_BUNDLE_ID="com.example.chat",
+                       BECKON_APPS_CHAT_TEAM_ID="TEAM123456", BECKON_APPS_CHAT_USER_TOKEN_SECRET=SECRET,
+                       BECKON_APNS_EMULATOR_CONTROL_PORT=str(control),
+                       BECKON_LIMITS_REGISTRATIONS_PER_MINUTE="0", BECKON_LIMITS_MESSAGES_PER_SECOND="0", **window)
+            server = subprocess.Popen([binary, "serve"], env=env, stdout=open(os.path.join(work, "server.log"), "wb"),
+                                      stderr=subprocess.STDOUT)
+            ports = [port]
+        run(args, ports, control, deployment, server, database_url)
     finally:
-        server.terminate()
-        server.wait(timeout=60)
+        if deployment:
+            deployment.stop()
+        if server:
+            server.terminate()
+            server.wait(timeout=60)
+        if database:
+            try:
+                psql(args.database_url, f"DROP DATABASE {database} WITH (FORCE)")
+            except subprocess.CalledProcessError:
+                pass
+
+
+def run(args, ports, control, deployment, server, database_url):
+    apis, emulator = [Client(port) for port in ports], Client(control)
+    api, port = apis[0], ports[0]
+    for _ in range(400):
+        try:
+            if api.request("GET", "/health")[0] == 200:
+                break
+        except OSError:
+            time.sleep(0.05)
+    _, key = api.request("POST", "/v1/admin/apps/chat/keys", {}, ADMIN)
+    key = key["key"]
+
+    started = time.time()
+
+    credentials = {}
+
+    def register(index):
+        status, answer = apis[index % len(apis)].request("POST", "/v1/devices", {
+            "deviceId": f"d{index}", "bundleId": "com.example.chat", "environment": "sandbox",
+            "tokens": {"remote": token_of(index)}, "capabilities": {"backgroundModes": ["remote-notification"]},
+        }, signed_user_token(SECRET, "chat", f"u{index}", lifetime=3600))
+        assert status == 201, answer
+        credentials[index] = answer["credential"]
+
+    with ThreadPoolExecutor(args.threads) as pool:
+        list(pool.map(register, range(args.devices)))
+    print(f"registered {args.devices} devices in {time.time() - started:.1f} s (none connected)"
+          + (f", round-robin over {len(apis)} nodes" if len(apis) > 1 else ""), flush=True)
+    registered = time.time()
+    if args.max_load > 0:
+        waiting = time.time()
+        load = wait_for_quiet(args.max_load, args.patience, lambda text: print(text, flush=True))
+        print(f"waited {time.time() - waiting:.0f} s for the load; load average {load:.2f} at the first post", flush=True)
+    if database_url:
+        # An idle backend reports its counts within 10 s: the registrations' must not count here.
+        time.sleep(max(0, registered + 11 - time.time()))
+        groups = {"nodes": [p.pid for p, _ in deployment.nodes.values()], "emulator": [deployment.emulator.pid],
+                  "postgres": postgres_pids(database_url)}
+        if args.statements:
+            psql(database_url, "SELECT pg_stat_statements_reset()")
+        counters_before = pg_counters(database_url)
+    elif deployment:
+        groups = {"nodes": [p.pid for p, _ in deployment.nodes.values()], "emulator": [deployment.emulator.pid]}
+    else:
+        groups = {"node and its emulator": [server.pid]}
+    cpu_before = cpu_snapshot(groups)
+
+    posted_at = {}
+
+    def post(batch):
+        users = [f"u{index}" for index in batch]
+        sent = time.time()
+        # POSTs round-robin over the nodes (one connection per thread and node).
+        status, answer = apis[batch[0] // args.batch % len(apis)].request("POST", "/v1/messages", {
+            "recipients": {"users": users}, "kind": "message", "payload": {"n": batch[0]}}, key)
+        assert status == 202, answer
+        for index in batch:
+            posted_at[index] = sent
+
+    batches = [list(range(start, min(start + args.batch, args.devices))) for start in range(0, args.devices, args.batch)]
+    first_post = time.time()
+    if args.rate > 0:
+        interval = args.batch / args.rate
+        for number, batch in enumerate(batches):
+            time.sleep(max(0, first_post + number * interval - time.time()))
+            post(batch)
+    else:
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(post, batches))
+    posting = time.time() - first_post
+    print(f"posted {args.devices} messages ({len(batches)} POSTs of up to {args.batch} recipients) in {posting:.2f} s")
+
+    delivered, last_change, previous = 0, time.time(), -1
+    while delivered < args.devices and time.time() - last_change < 30:
+        _, counters = emulator.request("GET", "/counters")
+        delivered = counters["byStatus"].get("200", 0)
+        if delivered != previous:
+            previous, last_change = delivered, time.time()
+        time.sleep(0.05)
+    if database_url:
+        groups["postgres"] = postgres_pids(database_url)  # Connections opened meanwhile.
+    cpu = cpu_delta(cpu_before, cpu_snapshot(groups))
+    sample = range(0, args.devices, max(1, args.devices // args.sample))
+    latencies, last_accepted = [], 0.0
+    for index in sample:
+        _, received = emulator.request("GET", f"/devices/{token_of(index)}/received")
+        pushes = received.get("notifications", []) if isinstance(received, dict) else []
+        if pushes:
+            accepted = pushes[0]["acceptedAt"] / 1000
+            latencies.append(accepted - posted_at[index])
+    # The last push's time: when the counter stopped moving (polled every 50 ms).
+    elapsed = last_change - first_post
+    print(f"pushes accepted by the emulator: {delivered} of {args.devices} "
+          f"in {elapsed:.2f} s from the first post: {delivered / elapsed:,.0f} pushes/s")
+    if latencies:
+        print(f"post-to-APNs-request latency over {len(latencies)} sampled devices: "
+              f"p50 {percentile(latencies, 0.5) * 1000:.0f} ms, p99 {percentile(latencies, 0.99) * 1000:.0f} ms, "
+              f"max {max(latencies) * 1000:.0f} ms")
+    if delivered:
+        print("CPU per push (µs), from the first post to the last push: "
+              + ", ".join(f"{group} {seconds * 1e6 / delivered:.0f}" for group, seconds in sorted(cpu.items())))
+    if delivered < args.devices:
+        sys.exit(f"bench-delivery: only {delivered} of {args.devices} pushes arrived")
+    if args.reconnect:
+        report_wakes(args, api, key, credentials, list(sample)[:args.reconnect], port)
+    elif database_url:
+        # Counted once the nodes stopped: their backends report as they exit.
+        deployment.stop()
+        time.sleep(1)
+        for line in pg_work(counters_before, pg_counters(database_url), delivered, "push", "pushes"):
+            print(line)
+        if args.statements:
+            print_statements(database_url, delivered, "push")
+
+
+def print_statements(url, per, unit):
+    print(f"statements per {unit} ({per}), by calls:")
+    for line in psql(url, "SELECT calls, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 140) FROM pg_stat_statements "
+                          "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                          "ORDER BY calls DESC LIMIT 25").splitlines():
+        calls, rows, query = line.split("|", 2)
+        print(f"  {int(calls) / per:8.3f} calls  {int(rows) / per:8.3f} rows  {query}")
 
 
 def report_wakes(args, api, key, credentials, devices, port):

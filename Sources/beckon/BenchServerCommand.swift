@@ -10,14 +10,19 @@ import NIOHTTP1
 import NIOPosix
 
 /// `beckon bench server`: load against a running `beckon serve` on loopback (see
-/// `scripts/bench-server.sh`). Sets itself up through the API: an app key from the admin route,
-/// devices registered with HS256 user tokens signed with the app's secret.
+/// `scripts/bench-server.sh`, `scripts/bench-cluster.py`). Sets itself up through the API: an app
+/// key from the admin route, devices registered with HS256 user tokens signed with the app's secret.
 ///
 /// - `accept`: concurrent posters over keep-alive HTTP/1.1 connections; durable messages
 ///   accepted per second (2xx only) and POST latency.
 /// - `latency`: devices connected over WebSocket (hello, ack everything); messages posted at a
 ///   fixed rate to random connected users, each carrying its send time; post-to-frame latency.
 /// - `idle`: idle sessions (hello, then nothing); the server's RSS growth per session.
+///
+/// Several nodes of one cluster (issue 13): `--url` given once per node. `accept` spreads its
+/// posters round-robin over the nodes; `latency` opens device k's session on node k mod N and
+/// posts each message through a node other than its recipient's, so what is measured is the
+/// cross-node path (commit, NOTIFY, the other node's mailbox read). `idle` uses the first node.
 struct BenchServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
@@ -26,7 +31,8 @@ struct BenchServerCommand: AsyncParsableCommand {
 
     enum Mode: String, ExpressibleByArgument, CaseIterable, Sendable { case accept, latency, idle }
 
-    @Option(help: "The server's base URL; loopback only.") var url: String = "http://127.0.0.1:8080"
+    @Option(help: "A node's base URL; loopback only. Repeat it for several nodes of one cluster.")
+    var url: [String] = ["http://127.0.0.1:8080"]
     @Option(help: "accept | latency | idle") var mode: Mode
     @Option(name: .customLong("admin-token"), help: "The server's admin.token.") var adminToken: String
     @Option(help: "The app to post for (declared on the server).") var app: String = "chat"
@@ -46,9 +52,12 @@ struct BenchServerCommand: AsyncParsableCommand {
     @Option(help: "Event-loop threads of the client.") var threads: Int = System.coreCount
 
     func validate() throws {
-        guard let target = URL(string: url), target.scheme == "http", let host = target.host,
-            ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
-        else { throw ValidationError("--url must be http://127.0.0.1:PORT (benchmarks stay on loopback)") }
+        for url in url {
+            guard let target = URL(string: url), target.scheme == "http", let host = target.host,
+                ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
+            else { throw ValidationError("--url must be http://127.0.0.1:PORT (benchmarks stay on loopback)") }
+        }
+        if url.isEmpty { throw ValidationError("give at least one --url") }
         if count < 1 || concurrency < 1 || users < 1 || devices < 1 || rate < 1 || seconds < 1 || posters < 1
             || sessions < 1 || connectConcurrency < 1
         {
@@ -57,14 +66,13 @@ struct BenchServerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let target = URL(string: url)!
-        let endpoint = BenchEndpoint(host: target.host!, port: target.port ?? 80)
+        let endpoints = url.map { URL(string: $0)! }.map { BenchEndpoint(host: $0.host!, port: $0.port ?? 80) }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let run = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         let setup = BenchSetup(
-            endpoint: endpoint, group: group, app: app, bundleID: bundleID, secret: userTokenSecret, run: run)
+            endpoints: endpoints, group: group, app: app, bundleID: bundleID, secret: userTokenSecret, run: run)
         let apiKey = try await setup.apiKey(adminToken: adminToken)
-        print("server: \(url), mode: \(mode.rawValue), run: \(run), client threads: \(threads)")
+        print("server: \(url.joined(separator: " ")), mode: \(mode.rawValue), run: \(run), client threads: \(threads)")
         switch mode {
         case .accept: try await runAccept(setup: setup, apiKey: apiKey)
         case .latency: try await runLatency(setup: setup, apiKey: apiKey)
@@ -82,7 +90,7 @@ struct BenchServerCommand: AsyncParsableCommand {
         let userIDs = (0..<users).map { setup.user("u\($0)") }
         let workers = min(concurrency, count)
         let count = count
-        let endpoint = setup.endpoint
+        let endpoints = setup.endpoints
         let group = setup.group
         let started = ContinuousClock.now
         let results = await withTaskGroup(of: PostStats.self) { tasks in
@@ -92,6 +100,8 @@ struct BenchServerCommand: AsyncParsableCommand {
                     var stats = PostStats()
                     stats.latencies.reserveCapacity(share)
                     var next = 0
+                    // Posters round-robin over the nodes: each node takes an equal share.
+                    let endpoint = endpoints[worker % endpoints.count]
                     while next < share {
                         do {
                             try await BenchHTTPConnection.with(endpoint, group: group) { connection in
@@ -117,7 +127,8 @@ struct BenchServerCommand: AsyncParsableCommand {
             return all
         }
         let elapsed = secondsOf(ContinuousClock.now - started)
-        print("messages: \(count) to \(users) users, posters: \(workers) (one keep-alive HTTP/1.1 connection each)")
+        print("messages: \(count) to \(users) users, posters: \(workers) (one keep-alive HTTP/1.1 connection each)"
+            + (endpoints.count > 1 ? ", round-robin over \(endpoints.count) nodes" : ""))
         print(String(format: "elapsed: %.3f s, accepted (2xx): %ld, throughput: %.0f durable messages/s", elapsed, results.accepted, Double(results.accepted) / elapsed))
         print("POST latency \(percentiles(results.latencies))")
         print("non-2xx answers: \(results.refused), failures without an answer: \(results.failed)")
@@ -143,25 +154,37 @@ struct BenchServerCommand: AsyncParsableCommand {
             }
             try await outbound.write(.text(#"{"type":"ack","upTo":\#(seq)}"#))
         }
+        // Device k's session is on node k mod N.
+        let endpoints = setup.endpoints
         let opened = try await BenchSessions.open(
-            credentials: credentials, endpoint: setup.endpoint, group: setup.group, concurrency: connectConcurrency,
+            credentials: credentials, endpoints: endpoints, group: setup.group, concurrency: connectConcurrency,
             onMessage: onMessage)
         guard opened.count == devices else {
             throw BenchFailure("only \(opened.count) of \(devices) sessions opened: \(opened.firstError ?? "?")")
         }
-        print("sessions: \(devices) connected (hello, acking every message)")
+        print("sessions: \(devices) connected (hello, acking every message)"
+            + (endpoints.count > 1 ? ", device k on node k mod \(endpoints.count)" : ""))
 
         let total = rate * seconds
         let workers = min(posters, total)
         let rate = rate
-        let endpoint = setup.endpoint
         let group = setup.group
+        // Poster w posts through node w mod N, to users whose sessions are on another node (with
+        // one node, to anyone): every message takes the cross-node path.
+        let recipientsOfNode = (0..<endpoints.count).map { node in
+            endpoints.count == 1 ? userIDs : userIDs.indices.filter { $0 % endpoints.count != node }.map { userIDs[$0] }
+        }
+        guard recipientsOfNode.allSatisfy({ !$0.isEmpty }) else {
+            throw BenchFailure("--devices must be at least 2 with several nodes")
+        }
         let start = ContinuousClock.now + .milliseconds(100)
         let results = await withTaskGroup(of: PostStats.self) { tasks in
             for worker in 0..<workers {
                 tasks.addTask {
                     var stats = PostStats()
                     var index = worker
+                    let endpoint = endpoints[worker % endpoints.count]
+                    let recipients = recipientsOfNode[worker % endpoints.count]
                     while index < total {
                         do {
                             try await BenchHTTPConnection.with(endpoint, group: group) { connection in
@@ -169,7 +192,7 @@ struct BenchServerCommand: AsyncParsableCommand {
                                     // Open loop: message k is due at start + k / rate, late or not.
                                     let due = start + .nanoseconds(Int64(index) * 1_000_000_000 / Int64(rate))
                                     if due > ContinuousClock.now { try await Task.sleep(until: due, clock: .continuous) }
-                                    let user = userIDs[Int.random(in: 0..<userIDs.count)]
+                                    let user = recipients[Int.random(in: 0..<recipients.count)]
                                     let sent = ContinuousClock.now
                                     let body = #"{"recipients":{"users":["\#(user)"]},"kind":"message","payload":{"t":\#(nanoseconds(sent - origin))}}"#
                                     index += workers
@@ -196,7 +219,8 @@ struct BenchServerCommand: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(10))
         }
         let frames = received.withLockedValue { $0 }
-        print("target: \(rate) messages/s for \(seconds) s to random users among \(devices), posting connections: \(workers)")
+        print("target: \(rate) messages/s for \(seconds) s to random users among \(devices), posting connections: \(workers)"
+            + (endpoints.count > 1 ? ", each message posted to a node other than its recipient's session's" : ""))
         print(String(format: "posted: %ld in %.3f s, achieved rate: %.0f messages/s, accepted (2xx): %ld, non-2xx: %ld, failures: %ld",
             total, postingTime, Double(total) / postingTime, results.accepted, results.refused, results.failed))
         print("frames received: \(frames.count) of \(results.accepted) accepted")
@@ -214,7 +238,7 @@ struct BenchServerCommand: AsyncParsableCommand {
         let before = serverPID.flatMap(residentKiB)
         let opening = ContinuousClock.now
         let opened = try await BenchSessions.open(
-            credentials: credentials, endpoint: setup.endpoint, group: setup.group, concurrency: connectConcurrency,
+            credentials: credentials, endpoints: [setup.endpoint], group: setup.group, concurrency: connectConcurrency,
             onMessage: { _, _ in })
         let openTime = secondsOf(ContinuousClock.now - opening)
         try await Task.sleep(for: .seconds(3))  // Let the server settle.
@@ -341,7 +365,9 @@ private struct BenchHTTPConnection {
 
 /// Setup through the API: an app key, devices with user tokens.
 private struct BenchSetup: Sendable {
-    let endpoint: BenchEndpoint
+    /// The nodes; setup (keys, registrations) goes through the first, all share one database.
+    let endpoints: [BenchEndpoint]
+    var endpoint: BenchEndpoint { endpoints[0] }
     let group: any EventLoopGroup
     let app: String
     let bundleID: String
@@ -422,8 +448,9 @@ private enum BenchSessions {
         func alive() -> Int { live.withLockedValue { $0 } }
     }
 
+    /// Session k goes to `endpoints[k % endpoints.count]`.
     static func open(
-        credentials: [String], endpoint: BenchEndpoint, group: any EventLoopGroup, concurrency: Int,
+        credentials: [String], endpoints: [BenchEndpoint], group: any EventLoopGroup, concurrency: Int,
         onMessage: @escaping MessageHandler
     ) async throws -> Opened {
         let logger = {
@@ -432,13 +459,14 @@ private enum BenchSessions {
             return logger
         }()
         let live = NIOLockedValueBox(0)
-        let url = "ws://\(endpoint.host):\(endpoint.port)/v1/sync"
+        let urls = endpoints.map { "ws://\($0.host):\($0.port)/v1/sync" }
         var opened = 0
         var firstError: String?
         await withTaskGroup(of: String?.self) { tasks in
             var next = 0
             func launch() {
                 let credential = credentials[next]
+                let url = urls[next % urls.count]
                 next += 1
                 tasks.addTask {
                     do {
