@@ -142,6 +142,10 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
         return []
     }
 
+    /// Whether an acknowledgement can change anything: only a pending re-push listens for them.
+    /// (The server reads which messages are left for `acknowledged` only when this is true.)
+    public var waitsForAcknowledgements: Bool { repush != nil }
+
     /// Messages were acknowledged by another path (the extension fetching by id): only
     /// `remainingUnackedIDs` still need re-pushing; none left cancels re-pushing (rule 5).
     public mutating func acknowledged(remainingUnackedIDs: [String], now: Date) -> [PlannerAction] {

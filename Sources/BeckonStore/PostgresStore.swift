@@ -13,6 +13,8 @@ public final class PostgresStore: Sendable {
     let now: @Sendable () -> Date
     /// Concurrent appends share transactions (PostgresGroupCommit, PostgresAppend).
     let appends: PostgresGroupCommit<PostgresAppend>
+    /// Concurrent cursor moves share transactions too (`PostgresAck`).
+    let acks: PostgresGroupCommit<PostgresAck>
 
     /// `url`: `postgres://user[:password]@host[:port]/database`. No TLS yet (loopback and private
     /// networks only, until the TLS settings land).
@@ -28,6 +30,7 @@ public final class PostgresStore: Sendable {
         self.logger = logger
         self.now = now
         self.appends = PostgresGroupCommit(client: client, logger: logger)
+        self.acks = PostgresGroupCommit(client: client, logger: logger)
     }
 
     /// Keeps the connection pool; returns when the task is cancelled.

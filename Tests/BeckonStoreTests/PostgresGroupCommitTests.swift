@@ -78,6 +78,49 @@ struct PostgresGroupCommitTests {
     /// A call whose user id PostgreSQL cannot index (over 2,704 bytes, incompressible) breaks the
     /// statement that locks the whole batch's rows: the batch runs again one call per transaction,
     /// and only that call fails.
+    /// Acks of many sessions at once share commits; within a batch each device's cursor takes its
+    /// highest ack, never past its user's last sequence, and an unknown device fails alone.
+    @Test(arguments: [true, false])
+    func concurrentAcksShareTransactions(together: Bool) async throws {
+        try await withFreshPostgresStore(url: postgresTestURL!) { store in
+            store.acks.combinesCalls = together
+            try await store.createApp(.fixture())
+            for user in 0..<20 {
+                try await store.registerDevice(.fixture(device: "d\(user)", user: "u\(user)"))
+                for _ in 0..<5 {
+                    _ = try await store.appendMessages(appID: "chat", [NewMessage(recipients: ["u\(user)"], payload: text("m"))])
+                }
+            }
+            let before = store.acks.commits
+            // Each device acks 1…5 in any order, and once 99 (past its last message, 5).
+            var calls: [(device: String, sequence: Int64)] = []
+            for user in 0..<20 { calls += ([1, 2, 3, 4, 5, 99] as [Int64]).map { ("d\(user)", $0) } }
+            var generator = SplitMix(seed: 7)
+            calls.shuffle(using: &generator)
+            calls.append(("ghost", 3))
+            let outcomes = await withTaskGroup(of: (String, Result<Int64, any Error>).self) { group in
+                for call in calls {
+                    group.addTask {
+                        (call.device, await outcome { try await store.ack(device: DeviceRef(appID: "chat", deviceID: call.device), upTo: call.sequence) })
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            for (device, result) in outcomes {
+                if device == "ghost" {
+                    #expect(throws: BeckonStoreError.deviceNotFound(appID: "chat", deviceID: "ghost")) { try result.get() }
+                } else {
+                    #expect((1...5).contains(try result.get()), "\(device)")
+                }
+            }
+            for user in 0..<20 {
+                #expect(try await store.cursor(device: DeviceRef(appID: "chat", deviceID: "d\(user)")) == 5)
+            }
+            let commits = store.acks.commits - before
+            #expect(commits < calls.count, "\(calls.count) acks at once took \(commits) commits")
+        }
+    }
+
     @Test func aCallThatBreaksASharedStatementFailsAlone() async throws {
         try await withFreshPostgresStore(url: postgresTestURL!) { store in
             try await store.createApp(.fixture())

@@ -123,6 +123,8 @@ struct PlanningStep {
                 planner.disconnected(now: now, unackedMessageIDs: unacked, clean: clean)
             }
         case .acknowledged(let ref, _):
+            // Live sessions ack every frame: most acks find nothing waiting, and cost no read.
+            guard planners[ref]?.waitsForAcknowledgements == true else { return }
             let remaining = try await unackedMessageIDs(of: ref)
             try transition(ref) { planner, _ in planner.acknowledged(remainingUnackedIDs: remaining, now: now) }
         case .read(let user, let reader, let ids, _):
