@@ -110,9 +110,12 @@ public final class PostgresCluster: ClusterLink, DevicePresence, Service, Sendab
     // MARK: DevicePresence
 
     public func mayBeConnected(_ device: DeviceRef) async -> Bool {
+        // A session here answers without the database (the planner asks for every message to a
+        // connected device).
+        if let hub = hub.withLockedValue({ $0 }), await hub.holdsSession(of: device) { return true }
         // Unknown (no database) counts as connected: the caller would otherwise push a device
         // that may be connected; its drop is planned when it is known.
-        (try? await store.hasSession(device)) ?? true
+        return (try? await store.hasSession(device)) ?? true
     }
 
     public func connectedElsewhere(_ device: DeviceRef, besides session: String) async -> Bool {

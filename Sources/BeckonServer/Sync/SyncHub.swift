@@ -65,6 +65,8 @@ public actor SyncHub: Service {
     }
 
     /// How many sessions are live (a device's app and extension sessions count apart).
+    /// Whether a session of the device is open on this node (claimed or still claiming).
+    public func holdsSession(of device: DeviceRef) -> Bool { sessionsByDevice[device] != nil }
     public var sessionCount: Int { sessionsByDevice.values.reduce(0) { $0 + $1.count } }
 
     /// Wakes the live sessions of these users, here and on the other nodes: their mailboxes have
