@@ -64,21 +64,22 @@ extension PostgresStore {
         try await unreadCounts(of: [user])[user] ?? 0
     }
 
-    /// The counter (messages without expiry) plus the unexpired rows of `unread_expiring`.
+    /// The counter (messages without expiry) plus the unexpired rows of `unread_expiring`, for
+    /// every user in one statement.
     public func unreadCounts(of users: [UserRef]) async throws -> [UserRef: Int] {
+        guard !users.isEmpty else { return [:] }
         let now = timestamp
         var counts: [UserRef: Int] = [:]
-        for user in users {
-            counts[user] = 0
-            for try await count in try await client.query(
-                """
-                SELECT COALESCE((SELECT unread FROM user_sequence WHERE app_id = \(user.appID) AND user_id = \(user.userID)), 0)
-                     + (SELECT count(*) FROM unread_expiring
-                        WHERE app_id = \(user.appID) AND user_id = \(user.userID) AND expires_at > \(now))::integer
-                """, logger: logger
-            ).decode(Int.self) {
-                counts[user] = count
-            }
+        for try await (appID, userID, count) in try await client.query(
+            """
+            SELECT u.app_id, u.user_id, COALESCE(s.unread, 0)
+                 + (SELECT count(*) FROM unread_expiring e
+                    WHERE e.app_id = u.app_id AND e.user_id = u.user_id AND e.expires_at > \(now))::integer
+            FROM unnest(\(users.map(\.appID))::text[], \(users.map(\.userID))::text[]) AS u(app_id, user_id)
+            LEFT JOIN user_sequence s ON s.app_id = u.app_id AND s.user_id = u.user_id
+            """, logger: logger
+        ).decode((String, String, Int).self) {
+            counts[UserRef(appID: appID, userID: userID)] = count
         }
         return counts
     }

@@ -54,56 +54,100 @@ extension PostgresStore {
         }
     }
 
+    /// Three statements whatever the batch's size (one per row made each push cost several round
+    /// trips): the states, the new pushes, the wake outcomes.
     private func saveDelivery(_ batch: DeliveryBatch, on connection: PostgresConnection) async throws -> Set<DeviceRef> {
-        let now = timestamp
+        let conflicts = try await Self.saveStates(batch.states, now: timestamp, on: connection, logger: logger)
+        try await Self.insertPushes(batch.pushes.filter { !conflicts.contains($0.device) }, on: connection, logger: logger)
+        try await Self.recordWakes(batch.wakes.filter { !conflicts.contains($0.device) }, on: connection, logger: logger)
+        return conflicts
+    }
+
+    /// Writes each state whose stored version is still the one it was planned from; returns the
+    /// devices whose stored state moved meanwhile (another node saved them first). A device
+    /// deleted meanwhile keeps no state (the EXISTS) and is no conflict. Rows are taken in device
+    /// order, so two nodes saving overlapping batches lock them in one order; the row lock the
+    /// upsert takes orders two nodes saving one device, and the version decides which one wins.
+    /// A state is written with its planned-from version plus one (1 for a first save).
+    private static func saveStates(
+        _ states: [DeliveryState], now: Int64, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Set<DeviceRef> {
+        guard !states.isEmpty else { return [] }
+        // Arrays cannot carry NULLs here: Int64.min stands for no deadline.
+        let none = Int64.min
+        var written: Set<DeviceRef> = []
+        for try await (appID, deviceID) in try await connection.query(
+            """
+            INSERT INTO delivery_state (app_id, device_id, planner, next_deadline, unreachable, updated_at, version)
+            SELECT s.app_id, s.device_id, s.planner, NULLIF(s.deadline, \(none)), s.unreachable, \(now), s.version + 1
+            FROM unnest(\(states.map(\.device.appID))::text[], \(states.map(\.device.deviceID))::text[],
+                        \(states.map { ByteBuffer(bytes: $0.planner) })::bytea[], \(states.map { $0.nextDeadline?.millisecondsSince1970 ?? none })::bigint[],
+                        \(states.map(\.unreachable))::boolean[], \(states.map(\.version))::bigint[])
+                 AS s(app_id, device_id, planner, deadline, unreachable, version)
+            WHERE EXISTS (SELECT 1 FROM device WHERE app_id = s.app_id AND id = s.device_id)
+            ORDER BY s.app_id, s.device_id
+            ON CONFLICT (app_id, device_id) DO UPDATE SET planner = excluded.planner,
+                next_deadline = excluded.next_deadline, unreachable = excluded.unreachable,
+                updated_at = excluded.updated_at, version = excluded.version
+            WHERE delivery_state.version = excluded.version - 1
+            RETURNING app_id, device_id
+            """, logger: logger
+        ).decode((String, String).self) {
+            written.insert(DeviceRef(appID: appID, deviceID: deviceID))
+        }
+        let unwritten = states.map(\.device).filter { !written.contains($0) }
+        guard !unwritten.isEmpty else { return [] }
         var conflicts: Set<DeviceRef> = []
-        // In device order, so two nodes saving overlapping batches lock rows in one order.
-        for state in batch.states.sorted(by: { ($0.device.appID, $0.device.deviceID) < ($1.device.appID, $1.device.deviceID) }) {
-            // A device deleted meanwhile keeps no state (the EXISTS). The row lock the upsert
-            // takes orders two nodes saving one device; the version decides which one wins.
-            let written = try await Self.hasRow(connection.query(
-                """
-                INSERT INTO delivery_state (app_id, device_id, planner, next_deadline, unreachable, updated_at, version)
-                SELECT \(state.device.appID), \(state.device.deviceID), \(state.planner),
-                       \(state.nextDeadline?.millisecondsSince1970), \(state.unreachable), \(now), 1
-                WHERE EXISTS (SELECT 1 FROM device WHERE app_id = \(state.device.appID) AND id = \(state.device.deviceID))
-                ON CONFLICT (app_id, device_id) DO UPDATE SET planner = excluded.planner,
-                    next_deadline = excluded.next_deadline, unreachable = excluded.unreachable,
-                    updated_at = excluded.updated_at, version = delivery_state.version + 1
-                WHERE delivery_state.version = \(state.version)
-                RETURNING 1
-                """, logger: logger))
-            if !written, try await Self.hasRow(connection.query(
-                "SELECT 1 FROM delivery_state WHERE app_id = \(state.device.appID) AND device_id = \(state.device.deviceID)",
-                logger: logger))
-            {
-                conflicts.insert(state.device)
-            }
-        }
-        for push in batch.pushes where !conflicts.contains(push.device) {
-            let notification = push.notification
-            let created = push.createdAt.millisecondsSince1970
-            try await connection.query(
-                """
-                INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, push_type, topic, priority,
-                                         expiration, collapse_id, payload, message_count, ringing_call_id, ringing_until,
-                                         state, attempts, next_attempt_at, created_at)
-                VALUES (\(push.id), \(push.device.appID), \(push.device.deviceID), \(push.tokenKind.rawValue),
-                        \(push.reason.rawValue), \(push.strategy.rawValue), \(notification.pushType.rawValue),
-                        \(notification.topic), \(notification.priority.rawValue), \(notification.expiration.headerValue),
-                        \(notification.collapseID), \(Data(notification.payload)), \(push.messageCount), \(push.ringingCallID),
-                        \(push.ringingUntil?.millisecondsSince1970), 'pending', 0, \(created), \(created))
-                """, logger: logger)
-        }
-        for wake in batch.wakes where !conflicts.contains(wake.device) {
-            let latency = wake.latency.map { Int64(($0 * 1000).rounded()) }
-            try await connection.query(
-                """
-                UPDATE push_outbox SET wake = \(wake.latency == nil ? "missed" : "observed"), wake_latency_ms = \(latency)
-                WHERE id = \(wake.pushID) AND wake IS NULL
-                """, logger: logger)
+        for try await (appID, deviceID) in try await connection.query(
+            """
+            SELECT app_id, device_id FROM delivery_state
+            WHERE (app_id, device_id) IN (SELECT * FROM unnest(\(unwritten.map(\.appID))::text[], \(unwritten.map(\.deviceID))::text[]))
+            """, logger: logger
+        ).decode((String, String).self) {
+            conflicts.insert(DeviceRef(appID: appID, deviceID: deviceID))
         }
         return conflicts
+    }
+
+    private static func insertPushes(_ pushes: [OutboxPush], on connection: PostgresConnection, logger: Logger) async throws {
+        guard !pushes.isEmpty else { return }
+        // '' and Int64.min stand for NULL (arrays cannot carry NULLs here); no field is empty
+        // when present (ids, header values).
+        let none = Int64.min
+        let notifications = pushes.map(\.notification)
+        try await connection.query(
+            """
+            INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, push_type, topic, priority,
+                                     expiration, collapse_id, payload, message_count, ringing_call_id, ringing_until,
+                                     state, attempts, next_attempt_at, created_at)
+            SELECT p.id, p.app_id, p.device_id, p.token_kind, p.reason, p.strategy, p.push_type, p.topic, p.priority,
+                   NULLIF(p.expiration, ''), NULLIF(p.collapse_id, ''), p.payload, p.message_count,
+                   NULLIF(p.ringing_call_id, ''), NULLIF(p.ringing_until, \(none)), 'pending', 0, p.created_at, p.created_at
+            FROM unnest(\(pushes.map(\.id))::text[], \(pushes.map(\.device.appID))::text[], \(pushes.map(\.device.deviceID))::text[],
+                        \(pushes.map(\.tokenKind.rawValue))::text[], \(pushes.map(\.reason.rawValue))::text[],
+                        \(pushes.map(\.strategy.rawValue))::text[], \(notifications.map(\.pushType.rawValue))::text[],
+                        \(notifications.map(\.topic))::text[], \(notifications.map(\.priority.rawValue))::bigint[],
+                        \(notifications.map { $0.expiration.headerValue ?? "" })::text[],
+                        \(notifications.map { $0.collapseID ?? "" })::text[], \(notifications.map { ByteBuffer(bytes: $0.payload) })::bytea[],
+                        \(pushes.map(\.messageCount))::bigint[], \(pushes.map { $0.ringingCallID ?? "" })::text[],
+                        \(pushes.map { $0.ringingUntil?.millisecondsSince1970 ?? none })::bigint[],
+                        \(pushes.map(\.createdAt.millisecondsSince1970))::bigint[])
+                 AS p(id, app_id, device_id, token_kind, reason, strategy, push_type, topic, priority, expiration,
+                      collapse_id, payload, message_count, ringing_call_id, ringing_until, created_at)
+            """, logger: logger)
+    }
+
+    private static func recordWakes(_ wakes: [WakeOutcome], on connection: PostgresConnection, logger: Logger) async throws {
+        guard !wakes.isEmpty else { return }
+        // -1 stands for a missed wake (no latency).
+        try await connection.query(
+            """
+            UPDATE push_outbox o SET wake = CASE WHEN w.latency < 0 THEN 'missed' ELSE 'observed' END,
+                wake_latency_ms = NULLIF(w.latency, -1)
+            FROM unnest(\(wakes.map(\.pushID))::text[], \(wakes.map { $0.latency.map { Int64(($0 * 1000).rounded()) } ?? -1 })::bigint[])
+                 AS w(id, latency)
+            WHERE o.id = w.id AND o.wake IS NULL
+            """, logger: logger)
     }
 
     /// Claims due pushes for this node until `leaseUntil`: rows another node holds are skipped,
@@ -143,27 +187,10 @@ extension PostgresStore {
     /// lease runs out (`claimPushes`). So this does nothing here.
     public func releaseClaims(now: Date) async throws -> Int { 0 }
 
+    /// Concurrent results share transactions (PostgresGroupCommit, `PostgresCompletion`): one
+    /// commit per push would make each push cost a WAL flush of its own.
     public func completePush(id: String, result: PushAttemptResult) async throws {
-        switch result {
-        case .sent(let at):
-            try await client.query(
-                """
-                UPDATE push_outbox SET state = 'sent', attempts = attempts + 1, sent_at = \(at.millisecondsSince1970),
-                    status = 200, apns_reason = NULL WHERE id = \(id)
-                """, logger: logger)
-        case .failed(let status, let reason, let at):
-            try await client.query(
-                """
-                UPDATE push_outbox SET state = 'failed', attempts = attempts + 1, sent_at = \(at.millisecondsSince1970),
-                    status = \(status), apns_reason = \(reason) WHERE id = \(id)
-                """, logger: logger)
-        case .retry(let status, let reason, let next):
-            try await client.query(
-                """
-                UPDATE push_outbox SET attempts = attempts + 1, next_attempt_at = \(next.millisecondsSince1970),
-                    status = \(status), apns_reason = \(reason) WHERE id = \(id)
-                """, logger: logger)
-        }
+        try await completions.write(PostgresCompletion(id: id, result: result))
     }
 
     public func setPushProblem(_ device: DeviceRef, problem: String?) async throws {
@@ -208,5 +235,50 @@ extension PostgresStore {
             ringingUntil: try row["ringing_until"].decode(Int64?.self).map(Date.init(millisecondsSince1970:)),
             attempts: try row["attempts"].decode(Int.self),
             createdAt: Date(millisecondsSince1970: try row["created_at"].decode(Int64.self)))
+    }
+}
+
+/// One `completePush` call, as `PostgresGroupCommit` batches it. It takes no sequence row.
+struct PostgresCompletion: PostgresBatchedWrite {
+    var id: String
+    var result: PushAttemptResult
+
+    var users: [UserRef] { [] }
+
+    func run(on connection: PostgresConnection, logger: Logger) async throws {
+        _ = try await Self.runAll([self], on: connection, logger: logger)
+    }
+
+    /// One statement for the batch. Sent and failed end the push; a retry keeps it pending with
+    /// its next attempt's time. An id that is not stored changes nothing (as one UPDATE would).
+    static func runAll(
+        _ batch: [PostgresCompletion], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [Result<Void, any Error>]? {
+        var kinds: [String] = [], times: [Int64] = [], statuses: [Int] = [], reasons: [String] = []
+        for completion in batch {
+            // '' stands for no reason (a sent push clears it): arrays cannot carry NULLs here.
+            let (kind, at, status, reason): (String, Date, Int, String) = switch completion.result {
+            case .sent(let at): ("sent", at, 200, "")
+            case .failed(let status, let reason, let at): ("failed", at, status, reason ?? "")
+            case .retry(let status, let reason, let next): ("retry", next, status, reason ?? "")
+            }
+            kinds.append(kind)
+            times.append(at.millisecondsSince1970)
+            statuses.append(status)
+            reasons.append(reason)
+        }
+        try await connection.query(
+            """
+            UPDATE push_outbox o SET
+                state = CASE WHEN c.kind = 'retry' THEN o.state ELSE c.kind END,
+                attempts = o.attempts + 1,
+                sent_at = CASE WHEN c.kind = 'retry' THEN o.sent_at ELSE c.at END,
+                next_attempt_at = CASE WHEN c.kind = 'retry' THEN c.at ELSE o.next_attempt_at END,
+                status = c.status, apns_reason = NULLIF(c.reason, '')
+            FROM unnest(\(batch.map(\.id))::text[], \(kinds)::text[], \(times)::bigint[], \(statuses)::bigint[], \(reasons)::text[])
+                 AS c(id, kind, at, status, reason)
+            WHERE o.id = c.id
+            """, logger: logger)
+        return batch.map { _ in .success(()) }
     }
 }

@@ -15,6 +15,8 @@ public final class PostgresStore: Sendable {
     let appends: PostgresGroupCommit<PostgresAppend>
     /// Concurrent cursor moves share transactions too (`PostgresAck`).
     let acks: PostgresGroupCommit<PostgresAck>
+    /// And push results (`PostgresCompletion`).
+    let completions: PostgresGroupCommit<PostgresCompletion>
 
     /// `url`: `postgres://user[:password]@host[:port]/database`. No TLS yet (loopback and private
     /// networks only, until the TLS settings land).
@@ -31,6 +33,7 @@ public final class PostgresStore: Sendable {
         self.now = now
         self.appends = PostgresGroupCommit(client: client, logger: logger)
         self.acks = PostgresGroupCommit(client: client, logger: logger)
+        self.completions = PostgresGroupCommit(client: client, logger: logger)
     }
 
     /// Keeps the connection pool; returns when the task is cancelled.

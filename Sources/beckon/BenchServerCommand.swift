@@ -18,6 +18,9 @@ import NIOPosix
 /// - `latency`: devices connected over WebSocket (hello, ack everything); messages posted at a
 ///   fixed rate to random connected users, each carrying its send time; post-to-frame latency.
 /// - `idle`: idle sessions (hello, then nothing); the server's RSS growth per session.
+/// - `pushes`: offline devices with push tokens, one message per request to a different device
+///   each time, over `--connections` keep-alive connections; messages accepted per second and
+///   pushes the APNs emulator accepted in the same window (issue 14; `scripts/bench-pushes.py`).
 ///
 /// Several nodes of one cluster (issue 13): `--url` given once per node. `accept` spreads its
 /// posters round-robin over the nodes; `latency` opens device k's session on node k mod N and
@@ -29,11 +32,11 @@ struct BenchServerCommand: AsyncParsableCommand {
         abstract: "Measure a running `beckon serve`: accepted messages/s, post-to-frame latency, idle sessions."
     )
 
-    enum Mode: String, ExpressibleByArgument, CaseIterable, Sendable { case accept, latency, idle }
+    enum Mode: String, ExpressibleByArgument, CaseIterable, Sendable { case accept, latency, idle, pushes }
 
     @Option(help: "A node's base URL; loopback only. Repeat it for several nodes of one cluster.")
     var url: [String] = ["http://127.0.0.1:8080"]
-    @Option(help: "accept | latency | idle") var mode: Mode
+    @Option(help: "accept | latency | idle | pushes") var mode: Mode
     @Option(name: .customLong("admin-token"), help: "The server's admin.token.") var adminToken: String
     @Option(help: "The app to post for (declared on the server).") var app: String = "chat"
     @Option(name: .customLong("bundle-id"), help: "The app's bundle id.") var bundleID: String = "com.example.chat"
@@ -42,11 +45,15 @@ struct BenchServerCommand: AsyncParsableCommand {
     @Option(help: "accept: messages to post.") var count: Int = 50_000
     @Option(help: "accept: concurrent posters (one keep-alive connection each).") var concurrency: Int = 64
     @Option(help: "accept: users the messages are spread over.") var users: Int = 100
-    @Option(help: "latency: connected devices (one user each).") var devices: Int = 100
+    @Option(help: "latency: connected devices (one user each); pushes: offline devices.") var devices: Int = 100
     @Option(help: "latency: messages per second.") var rate: Int = 1000
-    @Option(help: "latency: seconds to post for.") var seconds: Int = 10
+    @Option(help: "latency, pushes: seconds to post for.") var seconds: Int = 10
     @Option(help: "latency: posting connections.") var posters: Int = 32
     @Option(help: "idle: sessions to open.") var sessions: Int = 20_000
+    @Option(help: "pushes: keep-alive posting connections, one round each on the same devices.")
+    var connections: [Int] = [16, 64]
+    @Option(name: .customLong("emulator-control"), help: "pushes: the APNs emulator's control URL (loopback).")
+    var emulatorControl: String?
     @Option(name: .customLong("server-pid"), help: "idle: the server's PID, to read its VmRSS.") var serverPID: Int?
     @Option(name: .customLong("connect-concurrency"), help: "Sessions being opened at once.") var connectConcurrency: Int = 128
     @Option(help: "Event-loop threads of the client.") var threads: Int = System.coreCount
@@ -58,6 +65,14 @@ struct BenchServerCommand: AsyncParsableCommand {
             else { throw ValidationError("--url must be http://127.0.0.1:PORT (benchmarks stay on loopback)") }
         }
         if url.isEmpty { throw ValidationError("give at least one --url") }
+        if mode == .pushes {
+            guard let control = emulatorControl.flatMap(URL.init(string:)), control.scheme == "http",
+                let host = control.host, ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
+            else { throw ValidationError("pushes: --emulator-control must be http://127.0.0.1:PORT") }
+            if connections.isEmpty || connections.contains(where: { $0 < 1 }) {
+                throw ValidationError("pushes: --connections must be positive")
+            }
+        }
         if count < 1 || concurrency < 1 || users < 1 || devices < 1 || rate < 1 || seconds < 1 || posters < 1
             || sessions < 1 || connectConcurrency < 1
         {
@@ -77,9 +92,10 @@ struct BenchServerCommand: AsyncParsableCommand {
         case .accept: try await runAccept(setup: setup, apiKey: apiKey)
         case .latency: try await runLatency(setup: setup, apiKey: apiKey)
         case .idle: try await runIdle(setup: setup)
+        case .pushes: try await runPushes(setup: setup, apiKey: apiKey)
         }
         // latency, idle: the sessions stay open until the process exits.
-        if mode == .accept { try await group.shutdownGracefully() }
+        if mode == .accept || mode == .pushes { try await group.shutdownGracefully() }
     }
 
     // MARK: accept
@@ -257,12 +273,12 @@ struct BenchServerCommand: AsyncParsableCommand {
 
 // MARK: - Support
 
-private struct BenchFailure: Error, CustomStringConvertible {
+struct BenchFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
 
-private struct BenchEndpoint: Sendable {
+struct BenchEndpoint: Sendable {
     let host: String
     let port: Int
 }
@@ -274,7 +290,7 @@ private struct BenchFrame: Decodable {
     let payload: Payload?
 }
 
-private struct PostStats: Sendable {
+struct PostStats: Sendable {
     var latencies: [Int64] = []
     var accepted = 0
     var refused = 0
@@ -288,15 +304,15 @@ private struct PostStats: Sendable {
     }
 }
 
-private func nanoseconds(_ duration: Duration) -> Int64 {
+func nanoseconds(_ duration: Duration) -> Int64 {
     duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
 }
 
-private func secondsOf(_ duration: Duration) -> Double {
+func secondsOf(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
-private func percentiles(_ values: [Int64]) -> String {
+func percentiles(_ values: [Int64]) -> String {
     let sorted = values.sorted()
     func at(_ p: Double) -> String {
         guard !sorted.isEmpty else { return "-" }
@@ -317,7 +333,7 @@ private func residentKiB(_ pid: Int) -> Int? {
 }
 
 /// A keep-alive HTTP/1.1 connection, one request at a time.
-private struct BenchHTTPConnection {
+struct BenchHTTPConnection {
     var inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator
     let outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
     let hostHeader: String
@@ -364,7 +380,7 @@ private struct BenchHTTPConnection {
 }
 
 /// Setup through the API: an app key, devices with user tokens.
-private struct BenchSetup: Sendable {
+struct BenchSetup: Sendable {
     /// The nodes; setup (keys, registrations) goes through the first, all share one database.
     let endpoints: [BenchEndpoint]
     var endpoint: BenchEndpoint { endpoints[0] }
@@ -398,7 +414,10 @@ private struct BenchSetup: Sendable {
     }
 
     /// Registers (user, device) pairs; answers their credentials in the same order.
-    func registerDevices(_ pairs: [(String, String)], concurrency: Int) async throws -> [String] {
+    /// With `tokens`, device k gets push token `tokens(k)` and may be woken in the background.
+    func registerDevices(
+        _ pairs: [(String, String)], concurrency: Int, tokens: (@Sendable (Int) -> String)? = nil
+    ) async throws -> [String] {
         let workers = max(1, min(concurrency, pairs.count))
         let pairs = pairs.map { (user($0.0), user($0.1)) }
         let bundleID = bundleID
@@ -409,7 +428,9 @@ private struct BenchSetup: Sendable {
                         var credentials: [(Int, String)] = []
                         for index in stride(from: worker, to: pairs.count, by: workers) {
                             let (user, device) = pairs[index]
-                            let body = #"{"deviceId":"\#(device)","bundleId":"\#(bundleID)","environment":"sandbox","tokens":{}}"#
+                            let token = tokens.map { #""remote":"\#($0(index))""# } ?? ""
+                            let modes = tokens == nil ? "" : #","capabilities":{"backgroundModes":["remote-notification"]}"#
+                            let body = #"{"deviceId":"\#(device)","bundleId":"\#(bundleID)","environment":"sandbox","tokens":{\#(token)}\#(modes)}"#
                             let (status, answer) = try await connection.request(.POST, "/v1/devices", bearer: userToken(user), body: body)
                             struct Registered: Decodable { let credential: String }
                             guard status == 201, let registered = try? JSONDecoder().decode(Registered.self, from: Data(answer.readableBytesView))

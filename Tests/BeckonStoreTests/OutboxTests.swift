@@ -43,4 +43,50 @@ import Testing
             #expect(states == ["failed", "pending"])
         }
     }
+
+    /// Results recorded at once (PostgreSQL puts them in one statement) each land on their own
+    /// push, and wake outcomes on theirs; a retried push stays pending until its next attempt.
+    @Test func resultsAndWakeOutcomesLandOnTheirOwnPushes() async throws {
+        try await withEachStore { store in
+            try await store.createApp(.fixture())
+            _ = try await store.registerDevice(.fixture(device: "phone", user: "alice", pushToken: token("a")))
+            // The message count tells the pushes apart in the report's records.
+            let pushes = try (1...4).map { n in
+                var push = try Self.push(n)
+                push.messageCount = n
+                return push
+            }
+            try await store.saveDelivery(DeliveryBatch(pushes: pushes))
+            let claimed = try await store.claimPushes(
+                appID: "chat", before: Date(timeIntervalSince1970: 2_000), limit: 10, leaseUntil: Date(timeIntervalSince1970: 3_000))
+            #expect(claimed.count == 4)
+            let at = Date(timeIntervalSince1970: 2_100), next = Date(timeIntervalSince1970: 4_000)
+            let results: [PushAttemptResult] = [
+                .sent(at: at), .failed(status: 410, reason: "Unregistered", at: at),
+                .retry(status: 429, reason: "TooManyRequests", nextAttempt: next), .failed(status: 0, reason: nil, at: at),
+            ]
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (push, result) in zip(pushes, results) {
+                    group.addTask { try await store.completePush(id: push.id, result: result) }
+                }
+                try await group.waitForAll()
+            }
+            try await store.saveDelivery(DeliveryBatch(wakes: [
+                WakeOutcome(device: pushes[0].device, pushID: pushes[0].id, latency: 2.5),
+                WakeOutcome(device: pushes[3].device, pushID: pushes[3].id, latency: nil),
+            ]))
+            let records = try await store.pushRecords(appID: "chat", since: Date(timeIntervalSince1970: 0))
+                .sorted { $0.messageCount < $1.messageCount }
+            #expect(records.map(\.state) == ["sent", "failed", "pending", "failed"])
+            #expect(records.map(\.status) == [200, 410, 429, 0])
+            #expect(records.map(\.wake) == ["observed", nil, nil, "missed"])
+            #expect(records.map(\.wakeLatency) == [2.5, nil, nil, nil])
+            let early = try await store.claimPushes(
+                appID: "chat", before: Date(timeIntervalSince1970: 3_999), limit: 10, leaseUntil: Date(timeIntervalSince1970: 9_000))
+            #expect(early.isEmpty, "a retry waits for its next attempt")
+            let due = try await store.claimPushes(
+                appID: "chat", before: next, limit: 10, leaseUntil: Date(timeIntervalSince1970: 9_000))
+            #expect(due.map(\.id) == [pushes[2].id])
+        }
+    }
 }

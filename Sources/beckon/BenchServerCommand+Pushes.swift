@@ -1,0 +1,109 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// `beckon bench server --mode pushes`: the per-message path of issue 14. Offline devices, one
+/// message per request to a different device each time, so every message is its own planner
+/// transition, outbox row and APNs request; the APNs emulator's counter says how many of them
+/// were pushed in the same window as the posting.
+extension BenchServerCommand {
+    func runPushes(setup: BenchSetup, apiKey: String) async throws {
+        let control = URL(string: emulatorControl!)!
+        let emulator = BenchEndpoint(host: control.host!, port: control.port ?? 80)
+        let run = setup.run
+        // 64 hex digits: the run (8), then the device's number.
+        let token: @Sendable (Int) -> String = { index in
+            String(repeating: "0", count: max(0, 8 - run.count)) + run + String(format: "%056lx", index)
+        }
+        let registering = ContinuousClock.now
+        _ = try await setup.registerDevices(
+            (0..<devices).map { ("u\($0)", "d\($0)") }, concurrency: 32, tokens: token)
+        let registered = secondsOf(ContinuousClock.now - registering)
+        print(String(format: "registered %ld devices with push tokens in %.1f s (%.0f/s), none connected",
+            devices, registered, Double(devices) / registered))
+        let userIDs = (0..<devices).map { setup.user("u\($0)") }
+        var nextDevice = 0
+        for connections in connections {
+            try await pushRound(
+                setup: setup, apiKey: apiKey, emulator: emulator, userIDs: userIDs, firstDevice: nextDevice,
+                connections: connections)
+            nextDevice += 1  // Each round starts at another device (any will do; they are all offline).
+        }
+    }
+
+    private func pushRound(
+        setup: BenchSetup, apiKey: String, emulator: BenchEndpoint, userIDs: [String], firstDevice: Int, connections: Int
+    ) async throws {
+        let before = try await acceptedPushes(emulator, group: setup.group)
+        let claimed = NIOLockedValueBox(firstDevice)
+        let endpoints = setup.endpoints
+        let group = setup.group
+        let start = ContinuousClock.now
+        let end = start + .seconds(seconds)
+        let results = await withTaskGroup(of: PostStats.self) { tasks in
+            for worker in 0..<connections {
+                tasks.addTask {
+                    var stats = PostStats()
+                    let endpoint = endpoints[worker % endpoints.count]
+                    while ContinuousClock.now < end {
+                        do {
+                            try await BenchHTTPConnection.with(endpoint, group: group) { connection in
+                                while ContinuousClock.now < end {
+                                    // The next device of all: each request to a different one.
+                                    let index = claimed.withLockedValue { next in
+                                        defer { next += 1 }
+                                        return next % userIDs.count
+                                    }
+                                    let body = #"{"recipients":{"users":["\#(userIDs[index])"]},"kind":"message","payload":{"text":"benchmark message","n":\#(index)}}"#
+                                    let sent = ContinuousClock.now
+                                    let (status, _) = try await connection.request(.POST, "/v1/messages", bearer: apiKey, body: body)
+                                    stats.latencies.append(nanoseconds(ContinuousClock.now - sent))
+                                    if (200..<300).contains(status) { stats.accepted += 1 } else { stats.refused += 1 }
+                                }
+                            }
+                        } catch {
+                            stats.failed += 1
+                        }
+                    }
+                    return stats
+                }
+            }
+            var all = PostStats()
+            for await stats in tasks { all.merge(stats) }
+            return all
+        }
+        let window = secondsOf(ContinuousClock.now - start)
+        let inWindow = try await acceptedPushes(emulator, group: group) - before
+        // Then every accepted message's push, or 30 s without one more.
+        var pushed = inWindow
+        var lastChange = ContinuousClock.now
+        while pushed < results.accepted, ContinuousClock.now - lastChange < .seconds(30) {
+            try await Task.sleep(for: .milliseconds(50))
+            let now = try await acceptedPushes(emulator, group: group) - before
+            if now != pushed { (pushed, lastChange) = (now, ContinuousClock.now) }
+        }
+        let drained = secondsOf(lastChange - start)
+        print("round: \(connections) keep-alive connections for \(seconds) s, one message per request, each to another of \(userIDs.count) offline devices"
+            + (endpoints.count > 1 ? ", round-robin over \(endpoints.count) nodes" : ""))
+        print(String(format: "accepted (2xx): %ld in %.3f s: %.0f messages/s; non-2xx: %ld, failures: %ld",
+            results.accepted, window, Double(results.accepted) / window, results.refused, results.failed))
+        print(String(format: "pushes accepted by the emulator in the same window: %ld (%.0f pushes/s); all %ld: %ld after %.2f s",
+            inWindow, Double(inWindow) / window, results.accepted, pushed, drained))
+        print("POST latency \(percentiles(results.latencies))")
+        if pushed < results.accepted {
+            throw BenchFailure("only \(pushed) of \(results.accepted) accepted messages were pushed")
+        }
+    }
+
+    /// Pushes the emulator answered 200 so far (its control API's counters).
+    private func acceptedPushes(_ emulator: BenchEndpoint, group: any EventLoopGroup) async throws -> Int {
+        let (status, body) = try await BenchHTTPConnection.with(emulator, group: group) { connection in
+            try await connection.request(.GET, "/counters", bearer: nil, body: "")
+        }
+        struct Counters: Decodable { let byStatus: [String: Int] }
+        guard status == 200, let counters = try? JSONDecoder().decode(Counters.self, from: Data(body.readableBytesView)) else {
+            throw BenchFailure("emulator counters: HTTP \(status) \(String(buffer: body))")
+        }
+        return counters.byStatus["200"] ?? 0
+    }
+}
