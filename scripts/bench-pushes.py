@@ -7,11 +7,12 @@ alert, nothing is rationed), then runs `beckon bench server --mode pushes`: it r
 --devices devices with push tokens, none connected, and for each --connections value posts for
 --seconds over that many keep-alive HTTP/1.1 connections, one message per request to the next
 device, and reports messages accepted per second and the pushes the emulator accepted in the
-same window (then waits until every accepted message is pushed). Before the posting it waits
-for a 1-minute load average under --max-load.
+same window (then waits until every accepted message is pushed). Before starting the server,
+and again before each round (after the registration), it waits for a 1-minute load average
+under --max-load.
 
     scripts/bench-pushes.py [--devices 50000] [--connections 16,64] [--seconds 10] [--repeat 3]
-        [--database-url URL] [--max-load 0.8] [BECKON_BINARY]
+        [--database-url URL] [--max-load 0.8] [--env BECKON_KEY=VALUE ...] [BECKON_BINARY]
 
 Without a binary it builds `beckon` in release (scratch path .build-bench). Loopback only.
 """
@@ -34,6 +35,8 @@ def main():
     parser.add_argument("--database-url", help="a PostgreSQL server (fsync on): a fresh database of it")
     parser.add_argument("--max-load", type=float, default=0.8)
     parser.add_argument("--patience", type=float, default=1800)
+    parser.add_argument("--env", action="append", default=[], metavar="BECKON_KEY=VALUE",
+                        help="a setting for the server (repeatable), e.g. BECKON_DATABASE_MMAP_MIB=0 for an A/B")
     args = parser.parse_args()
     binary = args.binary
     if binary is None:
@@ -56,7 +59,8 @@ def measure(args, binary):
         url = with_database(args.database_url, database)
     try:
         deployment = Deployment(binary, work, SECRET, ADMIN, database_url=url, sqlite_path=os.path.join(work, "beckon.sqlite"),
-                                extra_env={"BECKON_APPS_CHAT_DELIVERY_STRATEGY": "content"})
+                                extra_env={"BECKON_APPS_CHAT_DELIVERY_STRATEGY": "content",
+                                           **dict(setting.split("=", 1) for setting in args.env)})
         load = wait_for_quiet(args.max_load, args.patience, lambda text: print(text, flush=True))
         print(f"1 node on {'PostgreSQL' if url else 'SQLite'}, a standalone APNs emulator; load average {load:.2f}", flush=True)
         groups = {"node": [deployment.nodes[1][0].pid], "emulator": [deployment.emulator.pid]}
@@ -66,7 +70,7 @@ def measure(args, binary):
         command = [binary, "bench", "server", "--mode", "pushes", "--url", deployment.base(1),
                    "--emulator-control", f"http://127.0.0.1:{deployment.control}", "--admin-token", ADMIN,
                    "--app", "chat", "--user-token-secret", SECRET, "--devices", str(args.devices),
-                   "--seconds", str(args.seconds)] + sum((["--connections", c] for c in args.connections.split(",")), [])
+                   "--seconds", str(args.seconds), "--max-load", str(args.max_load)] + sum((["--connections", c] for c in args.connections.split(",")), [])
         output = subprocess.run(command, capture_output=True, text=True)
         print(output.stdout, end="", flush=True)
         if url:

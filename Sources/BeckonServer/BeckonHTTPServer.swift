@@ -37,7 +37,10 @@ public enum BeckonHTTPServer {
     }
 
     public static func openStore(configuration: BeckonServerConfiguration, logger: Logger) async throws -> SQLiteStore {
-        let store = try SQLiteStore(path: configuration.databasePath, logger: logger)
+        let store = try SQLiteStore(
+            path: configuration.databasePath,
+            memory: SQLiteStore.Memory(cacheMiB: configuration.databaseCacheMiB, mmapMiB: configuration.databaseMmapMiB),
+            logger: logger)
         try await BeckonAPI(store: store, configuration: configuration).declareApps()
         return store
     }

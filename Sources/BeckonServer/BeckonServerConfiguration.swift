@@ -17,8 +17,13 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     /// `database.path`: the SQLite file (WAL mode); created on first start.
     public var databasePath: String
     /// `database.url`: `postgres://user[:password]@host[:port]/database` puts the store on
-    /// PostgreSQL instead (issue 13, in progress: one node for now); `database.path` is then unused.
+    /// PostgreSQL instead (one node or several, docs/cluster.md); `database.path` is then unused.
     public var databaseURL: String?
+    /// `database.cache-mib`: SQLite's page cache, MiB per connection (the writer and each reader).
+    public var databaseCacheMiB: Int = SQLiteStore.Memory.default.cacheMiB
+    /// `database.mmap-mib`: how much of the SQLite file is read through a memory map, MiB (0:
+    /// none, every page read is a copy from the kernel).
+    public var databaseMmapMiB: Int = SQLiteStore.Memory.default.mmapMiB
     /// `limits.payload-bytes`: the largest message payload accepted (64 KiB by default).
     public var maximumPayloadBytes: Int
     /// `limits.body-bytes`: the largest HTTP request body accepted.
@@ -140,6 +145,7 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             ("limits.messages-per-second", \Self.messagesPerSecond),
             ("limits.registrations-per-minute", \Self.registrationsPerMinute),
             ("limits.sync-connects-per-minute", \Self.syncConnectsPerMinute),
+            ("database.mmap-mib", \Self.databaseMmapMiB),
         ] as [(String, WritableKeyPath<Self, Int>)] {
             self[keyPath: value] = config.int(forKey: ConfigKey(key), default: self[keyPath: value])
             guard self[keyPath: value] >= 0 else { throw .invalid(key: key, "must not be negative (0 disables it)") }
@@ -155,6 +161,7 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             ("cluster.node-timeout-seconds", \Self.clusterNodeTimeoutSeconds),
             ("cluster.poll-seconds", \Self.clusterPollSeconds),
             ("cluster.hint-delay-ms", \Self.clusterHintDelayMilliseconds),
+            ("database.cache-mib", \Self.databaseCacheMiB),
         ] as [(String, WritableKeyPath<Self, Int>)] {
             self[keyPath: value] = config.int(forKey: ConfigKey(key), default: self[keyPath: value])
             guard self[keyPath: value] >= 1 else { throw .invalid(key: key, "must be at least 1") }

@@ -28,6 +28,7 @@ public final class SQLiteStore: BeckonStore {
     ///   move it by hand.
     public init(
         location: Location,
+        memory: Memory = .default,
         logger: Logger = Logger(label: "beckon.store"),
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
@@ -39,6 +40,13 @@ public final class SQLiteStore: BeckonStore {
         configuration.foreignKeysEnabled = true
         // Another process (a CLI, a backup) may hold the write lock for a moment: wait, don't fail.
         configuration.busyMode = .timeout(5)
+        // SQLite's defaults (a 2 MiB page cache, no memory map) suit a small file: past a few
+        // tens of thousands of devices every planning step read its pages again with pread(2),
+        // and the per-message path slowed as devices were added (issue 14's profile).
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA cache_size = -\(memory.cacheMiB * 1024)")
+            try db.execute(sql: "PRAGMA mmap_size = \(Int64(memory.mmapMiB) * 1024 * 1024)")
+        }
 
         switch location {
         case .file(let path):
@@ -77,8 +85,25 @@ public final class SQLiteStore: BeckonStore {
     }
 
     /// Opens the database file at `path`.
-    public convenience init(path: String, logger: Logger = Logger(label: "beckon.store")) throws {
-        try self.init(location: .file(path: path), logger: logger)
+    public convenience init(path: String, memory: Memory = .default, logger: Logger = Logger(label: "beckon.store")) throws {
+        try self.init(location: .file(path: path), memory: memory, logger: logger)
+    }
+
+    /// How much memory SQLite may use to avoid reading the file (`database.cache-mib`,
+    /// `database.mmap-mib`). The map costs address space, not memory: its pages are the
+    /// kernel's page cache, shared by every connection and given back under pressure.
+    public struct Memory: Sendable, Hashable {
+        /// The page cache of each connection, MiB.
+        public var cacheMiB: Int
+        /// How much of the file is read through a memory map, MiB; 0 reads with pread(2).
+        public var mmapMiB: Int
+
+        public init(cacheMiB: Int, mmapMiB: Int) {
+            self.cacheMiB = cacheMiB
+            self.mmapMiB = mmapMiB
+        }
+
+        public static let `default` = Memory(cacheMiB: 32, mmapMiB: 1024)
     }
 
     /// Closes the connections. Everything acknowledged is already on disk; closing also

@@ -24,6 +24,8 @@ extension BenchServerCommand {
         let userIDs = (0..<devices).map { setup.user("u\($0)") }
         var nextDevice = 0
         for connections in connections {
+            // The registration (or the round before) must not weigh on this round.
+            try await waitForQuiet()
             try await pushRound(
                 setup: setup, apiKey: apiKey, emulator: emulator, userIDs: userIDs, firstDevice: nextDevice,
                 connections: connections)
@@ -93,6 +95,24 @@ extension BenchServerCommand {
         if pushed < results.accepted {
             throw BenchFailure("only \(pushed) of \(results.accepted) accepted messages were pushed")
         }
+    }
+
+    /// Waits (at most 10 minutes) until the 1-minute load average is below `--max-load`.
+    private func waitForQuiet() async throws {
+        guard maxLoad > 0 else { return }
+        let started = ContinuousClock.now
+        var load = Self.loadAverage()
+        while load >= maxLoad, ContinuousClock.now - started < .seconds(600) {
+            try await Task.sleep(for: .seconds(2))
+            load = Self.loadAverage()
+        }
+        print(String(format: "load average %.2f after %.0f s of waiting", load, secondsOf(ContinuousClock.now - started)))
+    }
+
+    /// The 1-minute load average (Linux: /proc/loadavg); 0 where it cannot be read.
+    private static func loadAverage() -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return 0 }
+        return Double(text.split(separator: " ").first ?? "") ?? 0
     }
 
     /// Pushes the emulator answered 200 so far (its control API's counters).

@@ -54,6 +54,8 @@ struct BenchServerCommand: AsyncParsableCommand {
     var connections: [Int] = [16, 64]
     @Option(name: .customLong("emulator-control"), help: "pushes: the APNs emulator's control URL (loopback).")
     var emulatorControl: String?
+    @Option(name: .customLong("max-load"), help: "pushes: before each round, wait for a 1-minute load average below this (0: no wait).")
+    var maxLoad: Double = 0
     @Option(name: .customLong("server-pid"), help: "idle: the server's PID, to read its VmRSS.") var serverPID: Int?
     @Option(name: .customLong("connect-concurrency"), help: "Sessions being opened at once.") var connectConcurrency: Int = 128
     @Option(help: "Event-loop threads of the client.") var threads: Int = System.coreCount

@@ -101,6 +101,20 @@ import Testing
         }
     }
 
+    @Test func sqliteMemorySettingsAreReadAndChecked() throws {
+        let base: [AbsoluteConfigKey: ConfigValue] = [:]
+        let defaults = try BeckonServerConfiguration(reading: Self.reader(base))
+        #expect(defaults.databaseCacheMiB == 32 && defaults.databaseMmapMiB == 1024)
+        let set = try BeckonServerConfiguration(reading: Self.reader(["database.cache-mib": 8, "database.mmap-mib": 0]))
+        #expect(set.databaseCacheMiB == 8 && set.databaseMmapMiB == 0)
+        #expect(throws: BeckonConfigurationError.invalid(key: "database.cache-mib", "must be at least 1")) {
+            try BeckonServerConfiguration(reading: Self.reader(["database.cache-mib": 0]))
+        }
+        #expect(throws: BeckonConfigurationError.invalid(key: "database.mmap-mib", "must not be negative (0 disables it)")) {
+            try BeckonServerConfiguration(reading: Self.reader(["database.mmap-mib": -1]))
+        }
+    }
+
     @Test func anAPNsEndpointAndClusterSettingsAreReadAndChecked() throws {
         let base: [AbsoluteConfigKey: ConfigValue] = [
             "apps.ids": .init(.stringArray(["chat"]), isSecret: false),

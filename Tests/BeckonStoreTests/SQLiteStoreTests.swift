@@ -20,6 +20,23 @@ import Testing
         }
     }
 
+    /// `database.cache-mib` and `database.mmap-mib` reach every connection, readers included.
+    @Test func theWriterAndTheReadersUseTheConfiguredCacheAndMemoryMap() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try SQLiteStore(path: directory + "/beckon.sqlite", memory: .init(cacheMiB: 48, mmapMiB: 96))
+            let settings = { @Sendable (db: Database) throws -> [Int?] in
+                [try Int.fetchOne(db, sql: "PRAGMA cache_size"), try Int.fetchOne(db, sql: "PRAGMA mmap_size")]
+            }
+            let written = try await store.writer.write(settings)
+            let read = try await store.writer.read(settings)
+            for values in [written, read] {
+                #expect(values == [-48 * 1024, 96 * 1024 * 1024])
+            }
+            let off = try SQLiteStore(path: directory + "/other.sqlite", memory: .init(cacheMiB: 1, mmapMiB: 0))
+            #expect(try await off.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA mmap_size") } == 0)
+        }
+    }
+
     @Test func migrationsRunOnAnEmptyFileAndNotAgainOnReopen() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/beckon.sqlite"
