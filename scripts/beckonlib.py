@@ -119,6 +119,18 @@ def with_database(url, name):
     return urllib.parse.urlunparse(urllib.parse.urlparse(url)._replace(path="/" + name))
 
 
+def release_binary(binary=None):
+    """`binary` as an absolute path; without one, `beckon` built in release (scratch path
+    .build-bench, so a benchmark's build does not replace the debug one)."""
+    import subprocess
+    if binary is None:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        subprocess.run(["swift", "build", "-c", "release", "--product", "beckon", "--scratch-path", ".build-bench"],
+                       cwd=root, check=True)
+        binary = os.path.join(root, ".build-bench", "release", "beckon")
+    return os.path.abspath(binary)
+
+
 def wait_until(predicate, seconds, step=0.05):
     deadline = time.time() + seconds
     while time.time() < deadline:

@@ -35,7 +35,7 @@ Without a binary it builds `beckon` in release (scratch path .build-bench). Loop
 """
 import argparse, os, random, re, resource, shlex, subprocess, sys, tempfile, time
 
-from beckonlib import (Deployment, cpu_delta, cpu_snapshot, pg_counters, pg_work, postgres_pids, psql, wait_for_quiet,
+from beckonlib import (release_binary, Deployment, cpu_delta, cpu_snapshot, pg_counters, pg_work, postgres_pids, psql, wait_for_quiet,
                        with_database)
 
 SECRET = "bench-cluster-secret-0123456789abcdef0123"
@@ -279,13 +279,7 @@ def main():
     modes, configs = args.modes.split(","), args.configs.split(",")
     if any(m not in ("accept", "latency", "delivery") for m in modes) or any(c not in CONFIGS for c in configs):
         sys.exit("bench-cluster: --modes from accept,latency,delivery; --configs from sqlite,pg1,pg3")
-    binary = args.binary
-    if binary is None:
-        root = os.path.dirname(HERE)
-        subprocess.run(["swift", "build", "-c", "release", "--product", "beckon", "--scratch-path", ".build-bench"],
-                       cwd=root, check=True)
-        binary = os.path.join(root, ".build-bench", "release", "beckon")
-    binary = os.path.abspath(binary)
+    binary = release_binary(args.binary)
     base_url = postgres_url(args) if any(c != "sqlite" for c in configs) else None
     log(f"binary {binary}; machine: {os.cpu_count()} cores; modes {modes}, configurations {configs}, {args.repeat} run(s) each")
     budget = Budget(args.patience, args.max_load)

@@ -35,7 +35,7 @@ Without a binary it builds `beckon` in release (scratch path .build-bench). Loop
 import argparse, http.client, json, os, random, subprocess, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 
-from beckonlib import (Deployment, SyncSession, cpu_delta, cpu_snapshot, free_port, pg_counters, pg_work, postgres_pids,
+from beckonlib import (release_binary, Deployment, SyncSession, cpu_delta, cpu_snapshot, free_port, pg_counters, pg_work, postgres_pids,
                        psql, wait_for_quiet, with_database, user_token as signed_user_token)
 
 SECRET = "bench-delivery-secret-0123456789abcdef01"
@@ -106,10 +106,7 @@ def main():
         args.window = 60 if args.reconnect else 3600
     if args.nodes < 1 or (args.nodes > 1 and not args.database_url):
         sys.exit("bench-delivery: several nodes need --database-url (one PostgreSQL database)")
-    binary = args.binary
-    if binary is None:
-        subprocess.run(["swift", "build", "-c", "release", "--product", "beckon", "--scratch-path", ".build-bench"], check=True)
-        binary = ".build-bench/release/beckon"
+    binary = release_binary(args.binary)
 
     work = tempfile.mkdtemp(prefix="beckon-bench-delivery.")
     database, database_url = None, None

@@ -18,11 +18,10 @@ Without a binary it builds `beckon` in release (scratch path .build-bench). Loop
 """
 import argparse, os, random, subprocess, sys, tempfile
 
-from beckonlib import Deployment, cpu_delta, cpu_snapshot, postgres_pids, psql, wait_for_quiet, with_database
+from beckonlib import release_binary, Deployment, cpu_delta, cpu_snapshot, postgres_pids, psql, wait_for_quiet, with_database
 
 SECRET = "bench-pushes-secret-0123456789abcdef01234"
 ADMIN = "bench-pushes-admin-0123456789abcdef012345"
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def main():
@@ -38,13 +37,7 @@ def main():
     parser.add_argument("--env", action="append", default=[], metavar="BECKON_KEY=VALUE",
                         help="a setting for the server (repeatable), e.g. BECKON_DATABASE_MMAP_MIB=0 for an A/B")
     args = parser.parse_args()
-    binary = args.binary
-    if binary is None:
-        root = os.path.dirname(HERE)
-        subprocess.run(["swift", "build", "-c", "release", "--product", "beckon", "--scratch-path", ".build-bench"],
-                       cwd=root, check=True)
-        binary = os.path.join(root, ".build-bench", "release", "beckon")
-    binary = os.path.abspath(binary)
+    binary = release_binary(args.binary)
     for run in range(1, args.repeat + 1):
         print(f"== run {run} of {args.repeat}", flush=True)
         measure(args, binary)

@@ -22,22 +22,18 @@ extension BenchServerCommand {
         print(String(format: "registered %ld devices with push tokens in %.1f s (%.0f/s), none connected",
             devices, registered, Double(devices) / registered))
         let userIDs = (0..<devices).map { setup.user("u\($0)") }
-        var nextDevice = 0
         for connections in connections {
             // The registration (or the round before) must not weigh on this round.
             try await waitForQuiet()
-            try await pushRound(
-                setup: setup, apiKey: apiKey, emulator: emulator, userIDs: userIDs, firstDevice: nextDevice,
-                connections: connections)
-            nextDevice += 1  // Each round starts at another device (any will do; they are all offline).
+            try await pushRound(setup: setup, apiKey: apiKey, emulator: emulator, userIDs: userIDs, connections: connections)
         }
     }
 
     private func pushRound(
-        setup: BenchSetup, apiKey: String, emulator: BenchEndpoint, userIDs: [String], firstDevice: Int, connections: Int
+        setup: BenchSetup, apiKey: String, emulator: BenchEndpoint, userIDs: [String], connections: Int
     ) async throws {
         let before = try await acceptedPushes(emulator, group: setup.group)
-        let claimed = NIOLockedValueBox(firstDevice)
+        let claimed = NIOLockedValueBox(0)
         let endpoints = setup.endpoints
         let group = setup.group
         let start = ContinuousClock.now
@@ -45,29 +41,15 @@ extension BenchServerCommand {
         let results = await withTaskGroup(of: PostStats.self) { tasks in
             for worker in 0..<connections {
                 tasks.addTask {
-                    var stats = PostStats()
-                    let endpoint = endpoints[worker % endpoints.count]
-                    while ContinuousClock.now < end {
-                        do {
-                            try await BenchHTTPConnection.with(endpoint, group: group) { connection in
-                                while ContinuousClock.now < end {
-                                    // The next device of all: each request to a different one.
-                                    let index = claimed.withLockedValue { next in
-                                        defer { next += 1 }
-                                        return next % userIDs.count
-                                    }
-                                    let body = #"{"recipients":{"users":["\#(userIDs[index])"]},"kind":"message","payload":{"text":"benchmark message","n":\#(index)}}"#
-                                    let sent = ContinuousClock.now
-                                    let (status, _) = try await connection.request(.POST, "/v1/messages", bearer: apiKey, body: body)
-                                    stats.latencies.append(nanoseconds(ContinuousClock.now - sent))
-                                    if (200..<300).contains(status) { stats.accepted += 1 } else { stats.refused += 1 }
-                                }
-                            }
-                        } catch {
-                            stats.failed += 1
+                    await BenchHTTPConnection.postMessages(to: endpoints[worker % endpoints.count], group: group, apiKey: apiKey) {
+                        guard ContinuousClock.now < end else { return nil }
+                        // The next device of all: each request to a different one.
+                        let index = claimed.withLockedValue { next in
+                            defer { next += 1 }
+                            return next % userIDs.count
                         }
+                        return #"{"recipients":{"users":["\#(userIDs[index])"]},"kind":"message","payload":{"text":"benchmark message","n":\#(index)}}"#
                     }
-                    return stats
                 }
             }
             var all = PostStats()

@@ -115,29 +115,16 @@ struct BenchServerCommand: AsyncParsableCommand {
             for worker in 0..<workers {
                 let share = count / workers + (worker < count % workers ? 1 : 0)
                 tasks.addTask {
-                    var stats = PostStats()
-                    stats.latencies.reserveCapacity(share)
                     var next = 0
                     // Posters round-robin over the nodes: each node takes an equal share.
-                    let endpoint = endpoints[worker % endpoints.count]
-                    while next < share {
-                        do {
-                            try await BenchHTTPConnection.with(endpoint, group: group) { connection in
-                                while next < share {
-                                    let index = worker + next * workers
-                                    next += 1
-                                    let body = #"{"recipients":{"users":["\#(userIDs[index % userIDs.count])"]},"kind":"message","payload":{"text":"benchmark message","n":\#(index)}}"#
-                                    let sent = ContinuousClock.now
-                                    let (status, _) = try await connection.request(.POST, "/v1/messages", bearer: apiKey, body: body)
-                                    stats.latencies.append(nanoseconds(ContinuousClock.now - sent))
-                                    if (200..<300).contains(status) { stats.accepted += 1 } else { stats.refused += 1 }
-                                }
-                            }
-                        } catch {
-                            stats.failed += 1  // The request in flight is lost; reconnect for the rest.
-                        }
+                    return await BenchHTTPConnection.postMessages(
+                        to: endpoints[worker % endpoints.count], group: group, apiKey: apiKey
+                    ) {
+                        guard next < share else { return nil }
+                        let index = worker + next * workers
+                        next += 1
+                        return #"{"recipients":{"users":["\#(userIDs[index % userIDs.count])"]},"kind":"message","payload":{"text":"benchmark message","n":\#(index)}}"#
                     }
-                    return stats
                 }
             }
             var all = PostStats()
@@ -199,31 +186,19 @@ struct BenchServerCommand: AsyncParsableCommand {
         let results = await withTaskGroup(of: PostStats.self) { tasks in
             for worker in 0..<workers {
                 tasks.addTask {
-                    var stats = PostStats()
                     var index = worker
-                    let endpoint = endpoints[worker % endpoints.count]
                     let recipients = recipientsOfNode[worker % endpoints.count]
-                    while index < total {
-                        do {
-                            try await BenchHTTPConnection.with(endpoint, group: group) { connection in
-                                while index < total {
-                                    // Open loop: message k is due at start + k / rate, late or not.
-                                    let due = start + .nanoseconds(Int64(index) * 1_000_000_000 / Int64(rate))
-                                    if due > ContinuousClock.now { try await Task.sleep(until: due, clock: .continuous) }
-                                    let user = recipients[Int.random(in: 0..<recipients.count)]
-                                    let sent = ContinuousClock.now
-                                    let body = #"{"recipients":{"users":["\#(user)"]},"kind":"message","payload":{"t":\#(nanoseconds(sent - origin))}}"#
-                                    index += workers
-                                    let (status, _) = try await connection.request(.POST, "/v1/messages", bearer: apiKey, body: body)
-                                    stats.latencies.append(nanoseconds(ContinuousClock.now - sent))
-                                    if (200..<300).contains(status) { stats.accepted += 1 } else { stats.refused += 1 }
-                                }
-                            }
-                        } catch {
-                            stats.failed += 1
-                        }
+                    return await BenchHTTPConnection.postMessages(
+                        to: endpoints[worker % endpoints.count], group: group, apiKey: apiKey
+                    ) {
+                        guard index < total else { return nil }
+                        // Open loop: message k is due at start + k / rate, late or not.
+                        let due = start + .nanoseconds(Int64(index) * 1_000_000_000 / Int64(rate))
+                        if due > ContinuousClock.now { try? await Task.sleep(until: due, clock: .continuous) }
+                        index += workers
+                        let user = recipients[Int.random(in: 0..<recipients.count)]
+                        return #"{"recipients":{"users":["\#(user)"]},"kind":"message","payload":{"t":\#(nanoseconds(ContinuousClock.now - origin))}}"#
                     }
-                    return stats
                 }
             }
             var all = PostStats()
@@ -378,6 +353,34 @@ struct BenchHTTPConnection {
             }
         }
         throw BenchFailure("the server closed the connection")
+    }
+}
+
+extension BenchHTTPConnection {
+    /// Posts the `POST /v1/messages` bodies `next` hands out, one at a time over a keep-alive
+    /// connection, until it hands out nil. A failure loses the request in flight (counted) and a
+    /// new connection takes the rest.
+    static func postMessages(
+        to endpoint: BenchEndpoint, group: any EventLoopGroup, apiKey: String, _ next: () async -> String?
+    ) async -> PostStats {
+        var stats = PostStats()
+        var done = false
+        while !done {
+            do {
+                try await with(endpoint, group: group) { connection in
+                    while let body = await next() {
+                        let sent = ContinuousClock.now
+                        let (status, _) = try await connection.request(.POST, "/v1/messages", bearer: apiKey, body: body)
+                        stats.latencies.append(nanoseconds(ContinuousClock.now - sent))
+                        if (200..<300).contains(status) { stats.accepted += 1 } else { stats.refused += 1 }
+                    }
+                    done = true
+                }
+            } catch {
+                stats.failed += 1
+            }
+        }
+        return stats
     }
 }
 

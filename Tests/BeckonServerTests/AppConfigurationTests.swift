@@ -102,8 +102,7 @@ import Testing
     }
 
     @Test func sqliteMemorySettingsAreReadAndChecked() throws {
-        let base: [AbsoluteConfigKey: ConfigValue] = [:]
-        let defaults = try BeckonServerConfiguration(reading: Self.reader(base))
+        let defaults = try BeckonServerConfiguration(reading: Self.reader([:]))
         #expect(defaults.databaseCacheMiB == 32 && defaults.databaseMmapMiB == 1024)
         let set = try BeckonServerConfiguration(reading: Self.reader(["database.cache-mib": 8, "database.mmap-mib": 0]))
         #expect(set.databaseCacheMiB == 8 && set.databaseMmapMiB == 0)

@@ -182,68 +182,64 @@ struct PostgresGroupCommitTests {
     /// deadlock. PostgreSQL aborts one batch; it runs again, and then meets the other node's
     /// committed key as any later call would (here a conflict: the contents differ).
     @Test func aDeadlockBetweenTwoNodesRetriesTheBatch() async throws {
-        try await withFreshPostgresDatabaseURL(url: postgresTestURL!) { database in
-            try await withPostgresStore(url: database) { a in
-                try await withPostgresStore(url: database) { b in
-                    try await a.createApp(.fixture())
-                    func message(_ key: String, to user: String) -> NewMessage {
-                        NewMessage(recipients: [user], payload: text(key), idempotencyKey: key)
-                    }
-                    let (held, hold) = AsyncStream<Void>.makeStream()
-                    let outcomes = try await withThrowingTaskGroup(of: Result<[AppendedMessage], any Error>?.self) { group in
-                        group.addTask {
-                            try await a.client.withConnection { connection in
-                                try await connection.query("BEGIN", logger: a.logger)
-                                for key in ["gate-a", "gate-b"] {
-                                    try await connection.query(
-                                        """
-                                        INSERT INTO message (id, app_id, kind, payload, urgency, idempotency_key, fingerprint, created_at)
-                                        VALUES (\(key), 'chat', 'message', \(Data()), 'normal', \(key), \(Data()), 0)
-                                        """, logger: a.logger)
-                                }
-                                hold.finish()
-                                while try await count(a, "SELECT count(*)::integer FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'") < 2 {
-                                    try await Task.sleep(for: .milliseconds(10))
-                                }
-                                try await connection.query("ROLLBACK", logger: a.logger)
-                            }
-                            return nil
-                        }
-                        for await _ in held {}
-                        group.addTask {
-                            await outcome {
-                                try await a.appendMessages(
-                                    appID: "chat", [message("k1", to: "x"), message("gate-a", to: "x"), message("k2", to: "x")])
-                            }
-                        }
-                        group.addTask {
-                            await outcome {
-                                try await b.appendMessages(
-                                    appID: "chat", [message("k2", to: "y"), message("gate-b", to: "y"), message("k1", to: "y")])
-                            }
-                        }
-                        var outcomes: [Result<[AppendedMessage], any Error>] = []
-                        for try await outcome in group {
-                            if let outcome { outcomes.append(outcome) }
-                        }
-                        return outcomes
-                    }
-                    let stored = outcomes.compactMap { try? $0.get() }
-                    let errors = outcomes.compactMap { outcome -> (any Error)? in
-                        if case .failure(let error) = outcome { return error }
-                        return nil
-                    }
-                    #expect(stored.count == 1 && errors.count == 1)
-                    // Not the deadlock itself: the retried batch's own outcome.
-                    #expect(errors.allSatisfy {
-                        [.idempotencyConflict(key: "k1"), .idempotencyConflict(key: "k2")].contains($0 as? BeckonStoreError)
-                    }, "\(errors)")
-                    let winner = stored.first?.first?.positions.first?.userID ?? "none"
-                    #expect(try await a.lastSequence(of: UserRef(appID: "chat", userID: winner)) == 3)
-                    #expect(try await count(a, "SELECT count(*)::integer FROM message") == 3)
-                    #expect(try await count(a, "SELECT count(*)::integer FROM user_sequence") == 1)
-                }
+        try await withTwoPostgresNodes(url: postgresTestURL!) { a, b in
+            try await a.createApp(.fixture())
+            func message(_ key: String, to user: String) -> NewMessage {
+                NewMessage(recipients: [user], payload: text(key), idempotencyKey: key)
             }
+            let (held, hold) = AsyncStream<Void>.makeStream()
+            let outcomes = try await withThrowingTaskGroup(of: Result<[AppendedMessage], any Error>?.self) { group in
+                group.addTask {
+                    try await a.client.withConnection { connection in
+                        try await connection.query("BEGIN", logger: a.logger)
+                        for key in ["gate-a", "gate-b"] {
+                            try await connection.query(
+                                """
+                                INSERT INTO message (id, app_id, kind, payload, urgency, idempotency_key, fingerprint, created_at)
+                                VALUES (\(key), 'chat', 'message', \(Data()), 'normal', \(key), \(Data()), 0)
+                                """, logger: a.logger)
+                        }
+                        hold.finish()
+                        while try await count(a, "SELECT count(*)::integer FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'") < 2 {
+                            try await Task.sleep(for: .milliseconds(10))
+                        }
+                        try await connection.query("ROLLBACK", logger: a.logger)
+                    }
+                    return nil
+                }
+                for await _ in held {}
+                group.addTask {
+                    await outcome {
+                        try await a.appendMessages(
+                            appID: "chat", [message("k1", to: "x"), message("gate-a", to: "x"), message("k2", to: "x")])
+                    }
+                }
+                group.addTask {
+                    await outcome {
+                        try await b.appendMessages(
+                            appID: "chat", [message("k2", to: "y"), message("gate-b", to: "y"), message("k1", to: "y")])
+                    }
+                }
+                var outcomes: [Result<[AppendedMessage], any Error>] = []
+                for try await outcome in group {
+                    if let outcome { outcomes.append(outcome) }
+                }
+                return outcomes
+            }
+            let stored = outcomes.compactMap { try? $0.get() }
+            let errors = outcomes.compactMap { outcome -> (any Error)? in
+                if case .failure(let error) = outcome { return error }
+                return nil
+            }
+            #expect(stored.count == 1 && errors.count == 1)
+            // Not the deadlock itself: the retried batch's own outcome.
+            #expect(errors.allSatisfy {
+                [.idempotencyConflict(key: "k1"), .idempotencyConflict(key: "k2")].contains($0 as? BeckonStoreError)
+            }, "\(errors)")
+            let winner = stored.first?.first?.positions.first?.userID ?? "none"
+            #expect(try await a.lastSequence(of: UserRef(appID: "chat", userID: winner)) == 3)
+            #expect(try await count(a, "SELECT count(*)::integer FROM message") == 3)
+            #expect(try await count(a, "SELECT count(*)::integer FROM user_sequence") == 1)
         }
     }
 
@@ -251,31 +247,27 @@ struct PostgresGroupCommitTests {
     /// their users in one order, so they wait for each other but never deadlock, and each mailbox
     /// is numbered without gaps.
     @Test func twoNodesAppendingToOverlappingUsersInAnyOrder() async throws {
-        try await withFreshPostgresDatabaseURL(url: postgresTestURL!) { database in
-            try await withPostgresStore(url: database) { a in
-                try await withPostgresStore(url: database) { b in
-                    try await a.createApp(.fixture())
-                    var random = SplitMix(seed: 13)
-                    let users = (0..<6).map { "u\($0)" }
-                    let calls = (0..<200).map { _ in
-                        (0..<Int.random(in: 1...3, using: &random)).map { _ in
-                            NewMessage(recipients: Array(users.shuffled(using: &random).prefix(Int.random(in: 1...3, using: &random))))
-                        }
-                    }
-                    let results = try await withThrowingTaskGroup(of: [AppendedMessage].self) { group in
-                        for (index, call) in calls.enumerated() {
-                            let node = index.isMultiple(of: 2) ? a : b
-                            group.addTask { try await node.appendMessages(appID: "chat", call) }
-                        }
-                        return try await group.reduce(into: []) { $0 += $1 }
-                    }
-                    #expect(results.count == calls.map(\.count).reduce(0, +))
-                    for user in users {
-                        let told = results.flatMap(\.positions).filter { $0.userID == user }.map(\.sequence).sorted()
-                        #expect(told == Array(1...Int64(told.count)), "\(user)")
-                        #expect(try await a.lastSequence(of: UserRef(appID: "chat", userID: user)) == Int64(told.count))
-                    }
+        try await withTwoPostgresNodes(url: postgresTestURL!) { a, b in
+            try await a.createApp(.fixture())
+            var random = SplitMix(seed: 13)
+            let users = (0..<6).map { "u\($0)" }
+            let calls = (0..<200).map { _ in
+                (0..<Int.random(in: 1...3, using: &random)).map { _ in
+                    NewMessage(recipients: Array(users.shuffled(using: &random).prefix(Int.random(in: 1...3, using: &random))))
                 }
+            }
+            let results = try await withThrowingTaskGroup(of: [AppendedMessage].self) { group in
+                for (index, call) in calls.enumerated() {
+                    let node = index.isMultiple(of: 2) ? a : b
+                    group.addTask { try await node.appendMessages(appID: "chat", call) }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(results.count == calls.map(\.count).reduce(0, +))
+            for user in users {
+                let told = results.flatMap(\.positions).filter { $0.userID == user }.map(\.sequence).sorted()
+                #expect(told == Array(1...Int64(told.count)), "\(user)")
+                #expect(try await a.lastSequence(of: UserRef(appID: "chat", userID: user)) == Int64(told.count))
             }
         }
     }

@@ -134,6 +134,15 @@ func withPostgresStore(url: String, clock: TestClock = TestClock(), _ body: (Pos
     }
 }
 
+/// Two nodes' stores on one fresh database (the first migrates it).
+func withTwoPostgresNodes(url: String, _ body: (PostgresStore, PostgresStore) async throws -> Void) async throws {
+    try await withFreshPostgresDatabaseURL(url: url) { database in
+        try await withPostgresStore(url: database) { a in
+            try await withPostgresStore(url: database) { b in try await body(a, b) }
+        }
+    }
+}
+
 /// A database of its own for one test (`body` gets its URL), dropped afterwards.
 func withFreshPostgresDatabaseURL(url: String, _ body: (String) async throws -> Void) async throws {
     let name = "beckon_test_\(UUID().uuidString.prefix(8).lowercased())"
