@@ -21,6 +21,10 @@ public struct OutboxPush: Hashable, Sendable {
     public var ringingUntil: Date?
     public var attempts: Int
     public var createdAt: Date
+    /// Set when the deciding node's dispatcher takes the push as it is saved: the row is written
+    /// claimed until then (as if `claimPushes` had taken it), so the common case costs no claim.
+    /// If that node dies first, the push is due again when the claim runs out.
+    public var claimedUntil: Date?
 
     public init(
         device: DeviceRef, tokenKind: PushTokenKind, reason: PushReason, strategy: DeliveryStrategy,

@@ -122,7 +122,7 @@ extension PostgresStore {
                                      state, attempts, next_attempt_at, created_at)
             SELECT p.id, p.app_id, p.device_id, p.token_kind, p.reason, p.strategy, p.push_type, p.topic, p.priority,
                    NULLIF(p.expiration, ''), NULLIF(p.collapse_id, ''), p.payload, p.message_count,
-                   NULLIF(p.ringing_call_id, ''), NULLIF(p.ringing_until, \(none)), 'pending', 0, p.created_at, p.created_at
+                   NULLIF(p.ringing_call_id, ''), NULLIF(p.ringing_until, \(none)), 'pending', 0, p.next_attempt_at, p.created_at
             FROM unnest(\(pushes.map(\.id))::text[], \(pushes.map(\.device.appID))::text[], \(pushes.map(\.device.deviceID))::text[],
                         \(pushes.map(\.tokenKind.rawValue))::text[], \(pushes.map(\.reason.rawValue))::text[],
                         \(pushes.map(\.strategy.rawValue))::text[], \(notifications.map(\.pushType.rawValue))::text[],
@@ -131,9 +131,10 @@ extension PostgresStore {
                         \(notifications.map { $0.collapseID ?? "" })::text[], \(notifications.map { ByteBuffer(bytes: $0.payload) })::bytea[],
                         \(pushes.map(\.messageCount))::bigint[], \(pushes.map { $0.ringingCallID ?? "" })::text[],
                         \(pushes.map { $0.ringingUntil?.millisecondsSince1970 ?? none })::bigint[],
+                        \(pushes.map { ($0.claimedUntil ?? $0.createdAt).millisecondsSince1970 })::bigint[],
                         \(pushes.map(\.createdAt.millisecondsSince1970))::bigint[])
                  AS p(id, app_id, device_id, token_kind, reason, strategy, push_type, topic, priority, expiration,
-                      collapse_id, payload, message_count, ringing_call_id, ringing_until, created_at)
+                      collapse_id, payload, message_count, ringing_call_id, ringing_until, next_attempt_at, created_at)
             """, logger: logger)
     }
 

@@ -77,8 +77,8 @@ extension SQLiteStore {
                     push.strategy.rawValue, notification.pushType.rawValue, notification.topic,
                     notification.priority.rawValue, notification.expiration.headerValue, notification.collapseID,
                     Data(notification.payload), push.messageCount, push.ringingCallID,
-                    push.ringingUntil?.millisecondsSince1970, push.createdAt.millisecondsSince1970,
-                    push.createdAt.millisecondsSince1970,
+                    push.ringingUntil?.millisecondsSince1970,
+                    (push.claimedUntil ?? push.createdAt).millisecondsSince1970, push.createdAt.millisecondsSince1970,
                 ])
             }
             let recordWake = try db.cachedStatement(sql: """

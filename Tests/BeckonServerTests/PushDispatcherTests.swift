@@ -95,6 +95,43 @@ import Testing
         }
     }
 
+    @Test func aDecidedPushGoesStraightToTheSenderAndWhatDoesNotFitWaitsInTheOutbox() async throws {
+        let registry = PrometheusCollectorRegistry()
+        try await SyncTestServer.with(
+            delivery: true, metricsFactory: PrometheusMetricsFactory(registry: registry), configure: { $0.sendsPerApp = 1 }
+        ) { server in
+            // One at a time, while the app has room: each is handed over as it is saved, no claim.
+            for index in 0..<3 {
+                let token = String(repeating: "c\(index)", count: 32)
+                _ = try await server.device(user: "quick\(index)", device: "quick-phone\(index)", token: token)
+                try await server.post(to: ["quick\(index)"])
+                _ = try await server.pushes(to: token, count: 1, timeout: .seconds(5))
+            }
+            let handedOver = { Self.metric(registry, #"beckon_outbox_taken_total{way="handed_over"}"#) ?? 0 }
+            #expect(handedOver() >= 2, "the first may have waited for the start-up claim")
+
+            // Four pushes for an app that holds two (one slot, twice over), whose sends hang: two are
+            // handed over; two stay pending in the outbox, due, for whoever claims them.
+            let hung = (0..<4).map { String(repeating: "e\($0)", count: 32) }
+            for (index, token) in hung.enumerated() {
+                server.emulator.neverRespond(deviceToken: token)
+                _ = try await server.device(user: "slow\(index)", device: "slow-phone\(index)", token: token)
+            }
+            let before = handedOver()
+            try await server.post(to: (0..<4).map { "slow\($0)" })
+            try await server.waitUntil { server.emulator.counters.requests >= 4 }
+            #expect(handedOver() == before + 2)
+            let due = try await server.store.claimPushes(appID: "chat", before: Date(), limit: 10, leaseUntil: Date() + 300)
+            #expect(due.count == 2)
+        }
+    }
+
+    static func metric(_ registry: PrometheusCollectorRegistry, _ name: String) -> Double? {
+        String(decoding: registry.emitToBuffer(), as: UTF8.self).split(separator: "\n")
+            .first { $0.hasPrefix(name + " ") }
+            .flatMap { Double($0.split(separator: " ").last ?? "") }
+    }
+
     @Test func anAppWhosePushesHangCannotHoldUpAnotherApp() async throws {
         try await SyncTestServer.with(delivery: true, configure: { $0.sendsPerApp = 2 }) { server in
             // chat's pushes get no answer at all (a broken route), more of them than its slots.

@@ -13,7 +13,9 @@ import Metrics
 /// - `beckon_escalations_total`: devices found unreachable after a missed wake (rule 4);
 /// - `beckon_delivery_events_queued`: events waiting for the planner;
 /// - `beckon_delivery_conflicts_total`: batches planned again because another node saved one of
-///   their devices first (several nodes).
+///   their devices first (several nodes);
+/// - `beckon_outbox_taken_total{way}`: pushes the dispatcher took to send, `handed_over` by the
+///   planner as they were saved or `claimed` from the outbox (a backlog, retries, another node's).
 struct DeliveryMetrics: Sendable {
     let factory: any MetricsFactory
 
@@ -46,6 +48,11 @@ struct DeliveryMetrics: Sendable {
 
     func conflicted() {
         Counter(label: "beckon_delivery_conflicts_total", factory: factory).increment()
+    }
+
+    func taken(_ count: Int, way: String) {
+        guard count > 0 else { return }
+        Counter(label: "beckon_outbox_taken_total", dimensions: [("way", way)], factory: factory).increment(by: count)
     }
 
     func queued(_ count: Int) {

@@ -7,6 +7,13 @@ import BeckonStore
 /// Each app has `slots` sends in flight at most (a bulkhead: an app whose pushes hang holds only
 /// its own slots) and holds at most `holdLimit` claimed pushes, queued or in flight, so a held
 /// push starts within a couple of send deadlines — well inside its claim's lease.
+///
+/// Pushes come in two ways. The planner hands over the pushes it decides while their app has
+/// room (`reserve`, then `handedOver` once they are saved, already claimed): the common case
+/// costs no claim. Whatever does not fit stays pending in the outbox, and so do retries and other
+/// nodes' pushes; the outbox is claimed only while it may hold due pushes (`mayHoldDue`). While it
+/// holds pushes the planner saved without handing them over (a backlog), nothing is handed over,
+/// so pushes still go out in the order they were decided.
 struct OutboxQueueStateMachine {
     /// A claimed push and its device as read at claim time.
     struct Item {
@@ -24,24 +31,84 @@ struct OutboxQueueStateMachine {
     /// Held ids: a claim that brings one back (its lease ran out while it waited here) does not
     /// queue it a second time.
     private var heldIDs: Set<String> = []
+    /// Apps whose outbox may hold due pushes that are not held here, with when that was last
+    /// said: a claim that finds the outbox drained clears the mark only if it was not said again
+    /// while the claim ran (pushes saved meanwhile would wait for the next poll otherwise).
+    private var mayHoldDue: [String: UInt64] = [:]
+    private var told: UInt64 = 0
+    /// Apps whose outbox holds pushes decided before the ones the planner is deciding now.
+    private var backlogged: Set<String> = []
+    /// Nothing is handed over before the first poll: the dispatcher releases the claims of a
+    /// previous run first, and the outbox's backlog goes before new pushes.
+    private var polled = false
 
     init(slots: Int) {
         self.slots = max(1, slots)
     }
 
-    /// How many pushes `app` should claim now, or nil to skip it: claims come in pages of at
-    /// least half the hold limit, not a slot at a time, since each claim is a write.
+    /// How many pushes `app` should claim now, or nil to skip it: only while its outbox may
+    /// hold due pushes, and in pages of at least half the hold limit, not a slot at a time,
+    /// since each claim is a write.
     func claimSize(for app: String) -> Int? {
+        guard mayHoldDue[app] != nil else { return nil }
         let room = holdLimit - held[app, default: 0]
         return room >= holdLimit / 2 ? room : nil
     }
 
-    /// Takes a page of claimed pushes; those already held are ignored.
-    mutating func claimed(_ items: [Item]) {
+    /// Taken before a claim of `app` and given back with its page (`claimed(_:of:asked:ticket:)`).
+    func claimTicket(for app: String) -> UInt64 { mayHoldDue[app] ?? 0 }
+
+    /// Takes a page of claimed pushes; those already held are ignored. A page shorter than
+    /// `asked` took every due push there was: unless the outbox was said to hold more since
+    /// `ticket` was taken, `app` is not claimed again until told.
+    mutating func claimed(_ items: [Item], of app: String, asked: Int, ticket: UInt64) {
         for item in items where heldIDs.insert(item.push.id).inserted {
             queued[item.app, default: []].append(item)
             held[item.app, default: 0] += 1
         }
+        if items.count < asked, mayHoldDue[app] == ticket {
+            mayHoldDue[app] = nil
+            backlogged.remove(app)
+        }
+    }
+
+    /// The outbox of `app` may hold due pushes this queue does not hold: due again (a retry's
+    /// time, a lapsed lease, another node's), or, with `backlog`, saved without being handed over.
+    mutating func mayHoldDue(_ app: String, backlog: Bool = false) {
+        told += 1
+        mayHoldDue[app] = told
+        if backlog { backlogged.insert(app) }
+    }
+
+    /// Every app's outbox may hold due pushes, so each is claimed once more: at the start (with
+    /// `backlog`: what a previous run left goes first), then at every idle poll (retries falling
+    /// due, leases run out, other nodes' pushes).
+    mutating func pollAll(_ apps: some Sequence<String>, backlog: Bool = false) {
+        for app in apps { mayHoldDue(app, backlog: backlog) }
+        polled = true
+    }
+
+    /// Room for up to `count` pushes the planner is about to save: how many of them it may hand
+    /// over (they count as held from now on). None while the app has a backlog, so that it goes
+    /// first; what is not granted stays pending in the outbox (a backlog now).
+    mutating func reserve(for app: String, upTo count: Int) -> Int {
+        guard polled, !backlogged.contains(app) else { return 0 }
+        let granted = max(0, min(count, holdLimit - held[app, default: 0]))
+        held[app, default: 0] += granted
+        if granted < count { mayHoldDue(app, backlog: true) }
+        return granted
+    }
+
+    /// Reserved pushes, saved already claimed: queued to be sent.
+    mutating func handedOver(_ items: [Item]) {
+        for item in items where heldIDs.insert(item.push.id).inserted {
+            queued[item.app, default: []].append(item)
+        }
+    }
+
+    /// Reserved room that was not used (the save failed, or left these pushes out).
+    mutating func cancelReservation(for app: String, count: Int) {
+        held[app, default: 0] -= count
     }
 
     /// The queued pushes that fit their app's free slots, now counted in flight.

@@ -224,7 +224,16 @@ struct PlanningStep {
                 device: ref, planner: try encoder.encode(planner), nextDeadline: planner.nextDeadline,
                 unreachable: planner.isUnreachable, version: versions[ref] ?? 0))
         }
-        let conflicted = try await driver.store.saveDelivery(batch)
+        // The pushes the dispatcher has room for are saved claimed and handed to it directly.
+        driver.dispatcher.reserve(&batch.pushes)
+        let conflicted: Set<DeviceRef>
+        do {
+            conflicted = try await driver.store.saveDelivery(batch)
+        } catch {
+            driver.dispatcher.notSaved(batch.pushes)
+            throw error
+        }
+        driver.dispatcher.saved(batch.pushes, except: conflicted, devices: devices)
         for (ref, effect) in afterSave where !conflicted.contains(ref) { effect() }
         let saved = changed.subtracting(conflicted).compactMap { ref in
             planners[ref].flatMap { planner in
@@ -236,7 +245,6 @@ struct PlanningStep {
             if cache.count + saved.count > limit { cache.removeAll(keepingCapacity: true) }
             for (ref, entry) in saved { cache[ref] = entry }
         }
-        if batch.pushes.contains(where: { !conflicted.contains($0.device) }) { driver.dispatcher.wake() }
         return conflicted
     }
 

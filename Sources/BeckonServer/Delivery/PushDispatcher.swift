@@ -65,9 +65,6 @@ final class PushDispatcher: Sendable {
         onFinalFailure.withLockedValue { $0 = body }
     }
 
-    /// New pushes are in the outbox.
-    func wake() { signal.yield() }
-
     /// Claims due pushes from the outbox (each claim is a lease, so nothing is sent twice while
     /// it lives), queues them per app, and starts sends while the app has free slots. Runs when
     /// rung: by the planner after it saved pushes, by a send that freed a slot, and every
@@ -80,10 +77,13 @@ final class PushDispatcher: Sendable {
         } catch {
             logger.error("releasing the outbox's claims failed", metadata: ["error": "\(error)"])
         }
+        let apps = routes.keys
+        queue.withLockedValue { $0.pollAll(apps, backlog: true) }
         await withDiscardingTaskGroup { group in
             group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: self.idlePoll)
+                    self.queue.withLockedValue { $0.pollAll(apps) }
                     self.signal.yield()
                 }
             }
@@ -103,17 +103,65 @@ final class PushDispatcher: Sendable {
         }
     }
 
-    /// Claims, app by app (the bulkhead), as many due pushes as the app may still hold.
+    /// Claims, app by app (the bulkhead), as many due pushes as the app may still hold, from
+    /// the apps whose outbox may hold some.
     private func claimWhileRoom() async throws {
         for app in routes.keys.sorted() {
-            guard let size = queue.withLockedValue({ $0.claimSize(for: app) }) else { continue }
+            guard let (size, ticket) = queue.withLockedValue({ queue in
+                queue.claimSize(for: app).map { ($0, queue.claimTicket(for: app)) }
+            }) else { continue }
             let claimed = try await store.claimPushes(
                 appID: app, before: now(), limit: size, leaseUntil: now().addingTimeInterval(lease))
-            guard !claimed.isEmpty else { continue }
             // The devices' current tokens, in one read for the page.
-            let devices = try await store.devices(Array(Set(claimed.map(\.device))))
+            let devices = claimed.isEmpty ? [:] : try await store.devices(Array(Set(claimed.map(\.device))))
             let items = claimed.map { OutboxQueueStateMachine.Item(push: $0, device: devices[$0.device]) }
-            queue.withLockedValue { $0.claimed(items) }
+            queue.withLockedValue { $0.claimed(items, of: app, asked: size, ticket: ticket) }
+            metrics.taken(items.count, way: "claimed")
+        }
+    }
+
+    // MARK: Handing over
+
+    /// Before the planner saves `pushes`: those their app has room for are marked to be saved
+    /// already claimed (`OutboxPush.claimedUntil`), so they go straight to the queue afterwards
+    /// and cost no claim. The rest are saved pending, to be claimed.
+    func reserve(_ pushes: inout [OutboxPush]) {
+        let leaseUntil = now().addingTimeInterval(lease)
+        let byApp = Dictionary(grouping: pushes.indices, by: { pushes[$0].device.appID })
+        let granted = queue.withLockedValue { queue in
+            Dictionary(uniqueKeysWithValues: byApp.map { app, indices in (app, queue.reserve(for: app, upTo: indices.count)) })
+        }
+        for (app, indices) in byApp {
+            for index in indices.prefix(granted[app] ?? 0) { pushes[index].claimedUntil = leaseUntil }
+        }
+    }
+
+    /// After the save: reserved pushes that were saved are queued to be sent (with their device as
+    /// the planner read it); reserved ones that were not give their room back; pushes saved
+    /// without a reservation are claimed from the outbox.
+    func saved(_ pushes: [OutboxPush], except conflicted: Set<DeviceRef>, devices: [DeviceRef: Device]) {
+        guard !pushes.isEmpty else { return }
+        queue.withLockedValue { queue in
+            var handed: [OutboxQueueStateMachine.Item] = []
+            for push in pushes {
+                let stored = !conflicted.contains(push.device)
+                switch (push.claimedUntil != nil, stored) {
+                case (true, true): handed.append(.init(push: push, device: devices[push.device]))
+                case (true, false): queue.cancelReservation(for: push.device.appID, count: 1)
+                case (false, true): queue.mayHoldDue(push.device.appID, backlog: true)
+                case (false, false): break
+                }
+            }
+            queue.handedOver(handed)
+            metrics.taken(handed.count, way: "handed_over")
+        }
+        signal.yield()
+    }
+
+    /// The save failed: nothing was stored, the reserved room is free again.
+    func notSaved(_ pushes: [OutboxPush]) {
+        queue.withLockedValue { queue in
+            for push in pushes where push.claimedUntil != nil { queue.cancelReservation(for: push.device.appID, count: 1) }
         }
     }
 
