@@ -1,3 +1,4 @@
+import APNSCore
 import BeckonProtocol
 import Foundation
 
@@ -41,7 +42,7 @@ extension DevicePlanner {
     /// Answered or declined elsewhere: replace the ringing alert (same collapse id) with one that
     /// says so. Ended by the caller: a missed call.
     public mutating func callEnded(
-        callID: String, outcome: CallOutcome, device: PlannerDevice, now: Date, newPushID: () -> UUID = { UUID() }
+        callID: String, outcome: CallOutcome, device: PlannerDevice, now: Date, newPushID: () -> UUID = { UUID.timeOrdered() }
     ) -> [PlannerAction] {
         guard let index = calls.firstIndex(where: { $0.id == callID }) else { return [] }
         let call = calls.remove(at: index)

@@ -1,3 +1,4 @@
+import APNSCore
 import BeckonProtocol
 import Foundation
 
@@ -13,7 +14,7 @@ extension DevicePlanner {
     ///   the alert strategies send their alert.
     /// - Calls: see `callArrived` (rule 6).
     public mutating func messageArrived(
-        _ message: PlannedMessage, device: PlannerDevice, now: Date, newPushID: () -> UUID = { UUID() }
+        _ message: PlannedMessage, device: PlannerDevice, now: Date, newPushID: () -> UUID = { UUID.timeOrdered() }
     ) -> [PlannerAction] {
         unreadCount = message.unreadCount
         if message.kind == .call { return callArrived(message, device: device, now: now, newPushID: newPushID) }
@@ -50,7 +51,7 @@ extension DevicePlanner {
     /// the user has already read would be wrong.
     public mutating func readElsewhere(
         messageIDs: [String], unreadCount: Int, device: PlannerDevice, now: Date,
-        newPushID: () -> UUID = { UUID() }
+        newPushID: () -> UUID = { UUID.timeOrdered() }
     ) -> [PlannerAction] {
         self.unreadCount = unreadCount
         forgetPending(Set(messageIDs))
@@ -81,7 +82,7 @@ extension DevicePlanner {
     /// Time passed: reconnect windows end (rule 4), calls ring or time out (rule 6), re-pushes
     /// fall due (rule 5), throttle slots free for owed pushes (rule 3). Safe to call early or late.
     public mutating func deadlineReached(
-        device: PlannerDevice, now: Date, newPushID: () -> UUID = { UUID() }
+        device: PlannerDevice, now: Date, newPushID: () -> UUID = { UUID.timeOrdered() }
     ) -> [PlannerAction] {
         let factory = NotificationFactory(policy: policy, device: device, now: now)
         var actions = wakeWindowEnded(factory: factory, newPushID: newPushID)

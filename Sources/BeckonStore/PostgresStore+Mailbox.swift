@@ -1,3 +1,4 @@
+import APNSCore
 import BeckonProtocol
 import Foundation
 import PostgresNIO
@@ -78,7 +79,7 @@ extension PostgresStore {
     static func append(
         _ connection: PostgresConnection, appID: String, _ message: PreparedMessage, now: Int64, logger: Logger
     ) async throws -> AppendedMessage {
-        let id = UUID().uuidString.lowercased()
+        let id = UUID.timeOrdered().lowercaseString
         let expiresAt = message.new.expiresAt?.truncatedToMilliseconds
         let counts = message.new.kind.countsAsUnread
         // Unread counting as in the SQLite store: a counter for messages that never expire, a row
@@ -299,7 +300,7 @@ private struct FreshMessages {
 
     mutating func append(_ message: PreparedMessage, appID: String, now: Int64) {
         messages.append(message)
-        ids.append(UUID().uuidString.lowercased())
+        ids.append(UUID.timeOrdered().lowercaseString)
         appIDs.append(appID)
         nows.append(now)
     }

@@ -79,7 +79,8 @@ extension SQLiteStore {
     // MARK: Helpers shared by the other operations
 
     static func appExists(_ db: Database, id: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM app WHERE id = ?)", arguments: [id]) ?? false
+        // Cached: every append checks it.
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM app WHERE id = ?)"), arguments: [id]) ?? false
     }
 
     static func requireApp(_ db: Database, id: String) throws {

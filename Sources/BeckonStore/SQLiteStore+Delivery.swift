@@ -150,28 +150,23 @@ extension SQLiteStore {
 
     public func completePush(id: String, result: PushAttemptResult) async throws {
         try await groupCommit.write { db in
+            // Cached statements: one of these runs for every push.
             switch result {
             case .sent(let at):
-                try db.execute(
-                    sql: """
-                        UPDATE push_outbox SET state = 'sent', attempts = attempts + 1, sent_at = ?, status = 200,
-                            apns_reason = NULL WHERE id = ?
-                        """,
-                    arguments: [at.millisecondsSince1970, id])
+                try db.cachedStatement(sql: """
+                    UPDATE push_outbox SET state = 'sent', attempts = attempts + 1, sent_at = ?, status = 200,
+                        apns_reason = NULL WHERE id = ?
+                    """).execute(arguments: [at.millisecondsSince1970, id])
             case .failed(let status, let reason, let at):
-                try db.execute(
-                    sql: """
-                        UPDATE push_outbox SET state = 'failed', attempts = attempts + 1, sent_at = ?, status = ?,
-                            apns_reason = ? WHERE id = ?
-                        """,
-                    arguments: [at.millisecondsSince1970, status, reason, id])
+                try db.cachedStatement(sql: """
+                    UPDATE push_outbox SET state = 'failed', attempts = attempts + 1, sent_at = ?, status = ?,
+                        apns_reason = ? WHERE id = ?
+                    """).execute(arguments: [at.millisecondsSince1970, status, reason, id])
             case .retry(let status, let reason, let next):
-                try db.execute(
-                    sql: """
-                        UPDATE push_outbox SET attempts = attempts + 1, next_attempt_at = ?, status = ?,
-                            apns_reason = ? WHERE id = ?
-                        """,
-                    arguments: [next.millisecondsSince1970, status, reason, id])
+                try db.cachedStatement(sql: """
+                    UPDATE push_outbox SET attempts = attempts + 1, next_attempt_at = ?, status = ?,
+                        apns_reason = ? WHERE id = ?
+                    """).execute(arguments: [next.millisecondsSince1970, status, reason, id])
             }
         }
     }

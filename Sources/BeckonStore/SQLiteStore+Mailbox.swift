@@ -1,3 +1,4 @@
+import APNSCore
 import Crypto
 import Foundation
 import GRDB
@@ -102,7 +103,7 @@ extension SQLiteStore {
         }
 
         let stored = Message(
-            id: UUID().uuidString.lowercased(), appID: appID, kind: message.new.kind, payload: message.new.payload,
+            id: UUID.timeOrdered().lowercaseString, appID: appID, kind: message.new.kind, payload: message.new.payload,
             hints: message.new.hints, urgency: message.new.urgency,
             expiresAt: message.new.expiresAt?.truncatedToMilliseconds,
             idempotencyKey: message.new.idempotencyKey, createdAt: Date(millisecondsSince1970: now))

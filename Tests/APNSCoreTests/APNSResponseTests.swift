@@ -94,4 +94,20 @@ import Testing
         #expect(Set(ids).count == 4000)
         #expect(ids.allSatisfy { $0.lowercaseString == $0.uuidString.lowercased() })
     }
+
+    @Test func timeOrderedIDsAreVersion7CarryTheirMillisecondAndSortByIt() {
+        let start = Date(timeIntervalSince1970: 1_795_000_000.123)
+        let ids = (0..<1000).map { UUID.timeOrdered(at: start.addingTimeInterval(Double($0) / 100)) }
+        #expect(Set(ids).count == 1000)
+        #expect(ids.map(\.lowercaseString) == ids.map(\.lowercaseString).sorted(), "later ids sort after earlier ones")
+        let first = Array(ids[0].uuidString)
+        #expect(first[14] == "7")
+        #expect("89AB".contains(first[19]))
+        // RFC 9562 §5.7: the first 48 bits are the Unix time in milliseconds.
+        let hex = ids[0].uuidString.replacingOccurrences(of: "-", with: "").prefix(12)
+        #expect(UInt64(hex, radix: 16) == 1_795_000_000_123)
+        // Within one millisecond they are distinct, not ordered.
+        let same = (0..<1000).map { _ in UUID.timeOrdered(at: start) }
+        #expect(Set(same).count == 1000)
+    }
 }
