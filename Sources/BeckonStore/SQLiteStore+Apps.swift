@@ -88,7 +88,7 @@ extension SQLiteStore {
     }
 
     static func fetchApp(_ db: Database, id: String) throws -> App? {
-        try Row.fetchOne(db, sql: "SELECT * FROM app WHERE id = ?", arguments: [id]).map(App.init(row:))
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM app WHERE id = ?"), arguments: [id]).map(App.init(row:))
     }
 
     private static func upsertApp(_ db: Database, _ app: App, now: Int64) throws {

@@ -25,12 +25,11 @@ extension SQLiteStore {
             // A token moves to the install that registers it last (see DeviceRegistration).
             for (column, token) in [("push_token", pushToken), ("voip_token", voipToken)] {
                 guard let token else { continue }
-                try db.execute(
-                    sql: """
-                        UPDATE device SET \(column) = NULL, \(column)_registered_at = NULL, updated_at = ?
-                        WHERE app_id = ? AND \(column) = ? AND id <> ?
-                        """,
-                    arguments: [now, registration.appID, token, registration.deviceID])
+                try db.cachedStatement(sql: """
+                    UPDATE device SET \(column) = NULL, \(column)_registered_at = NULL, updated_at = ?
+                    WHERE app_id = ? AND \(column) = ? AND id <> ?
+                    """
+                ).execute(arguments: [now, registration.appID, token, registration.deviceID])
                 if db.changesCount > 0 {
                     logger.info("token moved to another device", metadata: [
                         "device": "\(registration.ref)", "token": "\(column)",
@@ -51,31 +50,30 @@ extension SQLiteStore {
                     arguments: [registration.appID, registration.deviceID])
             }
 
-            try db.execute(
-                sql: """
-                    INSERT INTO device (app_id, id, user_id, bundle_id, environment,
-                                        push_token, push_token_registered_at, voip_token, voip_token_registered_at,
-                                        capabilities, locale, app_version, content_key, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (app_id, id) DO UPDATE SET
-                        user_id = excluded.user_id, bundle_id = excluded.bundle_id,
-                        environment = excluded.environment,
-                        push_token = excluded.push_token, push_token_registered_at = excluded.push_token_registered_at,
-                        voip_token = excluded.voip_token, voip_token_registered_at = excluded.voip_token_registered_at,
-                        capabilities = excluded.capabilities, locale = excluded.locale,
-                        app_version = excluded.app_version, content_key = excluded.content_key,
-                        updated_at = excluded.updated_at,
-                        push_problem = NULL,
-                        credential_id = CASE WHEN ? THEN NULL ELSE credential_id END,
-                        credential_hash = CASE WHEN ? THEN NULL ELSE credential_hash END
-                    """,
-                arguments: [
-                    registration.appID, registration.deviceID, registration.userID, registration.bundleID,
-                    registration.environment.rawValue,
-                    pushToken, pushToken == nil ? nil : now, voipToken, voipToken == nil ? nil : now,
-                    capabilities, registration.locale, registration.appVersion, registration.contentKey, now, now,
-                    userChanged, userChanged,
-                ])
+            try db.cachedStatement(sql: """
+                INSERT INTO device (app_id, id, user_id, bundle_id, environment,
+                                    push_token, push_token_registered_at, voip_token, voip_token_registered_at,
+                                    capabilities, locale, app_version, content_key, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (app_id, id) DO UPDATE SET
+                    user_id = excluded.user_id, bundle_id = excluded.bundle_id,
+                    environment = excluded.environment,
+                    push_token = excluded.push_token, push_token_registered_at = excluded.push_token_registered_at,
+                    voip_token = excluded.voip_token, voip_token_registered_at = excluded.voip_token_registered_at,
+                    capabilities = excluded.capabilities, locale = excluded.locale,
+                    app_version = excluded.app_version, content_key = excluded.content_key,
+                    updated_at = excluded.updated_at,
+                    push_problem = NULL,
+                    credential_id = CASE WHEN ? THEN NULL ELSE credential_id END,
+                    credential_hash = CASE WHEN ? THEN NULL ELSE credential_hash END
+                """
+            ).execute(arguments: [
+                registration.appID, registration.deviceID, registration.userID, registration.bundleID,
+                registration.environment.rawValue,
+                pushToken, pushToken == nil ? nil : now, voipToken, voipToken == nil ? nil : now,
+                capabilities, registration.locale, registration.appVersion, registration.contentKey, now, now,
+                userChanged, userChanged,
+            ])
             return try Self.fetchDevice(db, registration.ref)!
         }
     }
@@ -92,7 +90,7 @@ extension SQLiteStore {
         try await writer.read { db in
             // Sorted here, not by `ORDER BY id`: with it SQLite prefers the primary key's index
             // and walks every device of the app instead of the user's few (device_user).
-            let statement = try db.cachedStatement(sql: "SELECT * FROM device WHERE app_id = ? AND user_id = ?")
+            let statement = try db.cachedStatement(sql: "SELECT \(Device.columns) FROM device WHERE app_id = ? AND user_id = ?")
             var found: [UserRef: [Device]] = [:]
             for user in users {
                 found[user] = try Row.fetchAll(statement, arguments: [user.appID, user.userID]).map(Device.init(row:))
@@ -104,7 +102,7 @@ extension SQLiteStore {
 
     public func devices(_ refs: [DeviceRef]) async throws -> [DeviceRef: Device] {
         try await writer.read { db in
-            let statement = try db.cachedStatement(sql: "SELECT * FROM device WHERE app_id = ? AND id = ?")
+            let statement = try db.cachedStatement(sql: "SELECT \(Device.columns) FROM device WHERE app_id = ? AND id = ?")
             var found: [DeviceRef: Device] = [:]
             for ref in refs {
                 found[ref] = try Row.fetchOne(statement, arguments: [ref.appID, ref.deviceID]).map(Device.init(row:))
@@ -118,7 +116,7 @@ extension SQLiteStore {
         let column = Self.tokenColumn(kind)
         return try await writer.read { db in
             try Row.fetchOne(
-                db, sql: "SELECT * FROM device WHERE app_id = ? AND \(column) = ?", arguments: [appID, token]
+                db, sql: "SELECT \(Device.columns) FROM device WHERE app_id = ? AND \(column) = ?", arguments: [appID, token]
             ).map(Device.init(row:))
         }
     }
@@ -159,9 +157,9 @@ extension SQLiteStore {
         let issued = SecretToken.issue(kind: SecretToken.deviceCredentialPrefix)
         let now = timestamp
         try await groupCommit.write { db in
-            try db.execute(
-                sql: "UPDATE device SET credential_id = ?, credential_hash = ?, updated_at = ? WHERE app_id = ? AND id = ?",
-                arguments: [issued.id, issued.hash, now, device.appID, device.deviceID])
+            try db.cachedStatement(
+                sql: "UPDATE device SET credential_id = ?, credential_hash = ?, updated_at = ? WHERE app_id = ? AND id = ?"
+            ).execute(arguments: [issued.id, issued.hash, now, device.appID, device.deviceID])
             if db.changesCount == 0 {
                 throw BeckonStoreError.deviceNotFound(appID: device.appID, deviceID: device.deviceID)
             }
@@ -173,7 +171,8 @@ extension SQLiteStore {
         guard let parsed = SecretToken.parse(credential, kind: SecretToken.deviceCredentialPrefix) else { return nil }
         return try await writer.read { db in
             guard let row = try Row.fetchOne(
-                db, sql: "SELECT * FROM device WHERE credential_id = ?", arguments: [parsed.id]),
+                db.cachedStatement(sql: "SELECT \(Device.columns) FROM device WHERE credential_id = ?"),
+                arguments: [parsed.id]),
                 let hash = row["credential_hash"] as Data?,
                 SecretToken.matches(credential, storedHash: hash)
             else { return nil }
@@ -198,14 +197,16 @@ extension SQLiteStore {
 
     static func fetchDevice(_ db: Database, _ device: DeviceRef) throws -> Device? {
         try Row.fetchOne(
-            db, sql: "SELECT * FROM device WHERE app_id = ? AND id = ?", arguments: [device.appID, device.deviceID]
+            db.cachedStatement(sql: "SELECT \(Device.columns) FROM device WHERE app_id = ? AND id = ?"),
+            arguments: [device.appID, device.deviceID]
         ).map(Device.init(row:))
     }
 
     /// The device's user, or `deviceNotFound`.
     static func requireUser(_ db: Database, of device: DeviceRef) throws -> String {
         guard let userID = try String.fetchOne(
-            db, sql: "SELECT user_id FROM device WHERE app_id = ? AND id = ?", arguments: [device.appID, device.deviceID])
+            db.cachedStatement(sql: "SELECT user_id FROM device WHERE app_id = ? AND id = ?"),
+            arguments: [device.appID, device.deviceID])
         else { throw BeckonStoreError.deviceNotFound(appID: device.appID, deviceID: device.deviceID) }
         return userID
     }

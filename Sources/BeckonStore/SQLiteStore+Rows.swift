@@ -16,6 +16,43 @@ enum StoreJSON {
     static func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
         try JSONDecoder().decode(type, from: Data(text.utf8))
     }
+
+    /// `decode` for the small texts that repeat across rows (a device's capabilities, an app's
+    /// environments): the same text is decoded once. Decoding it again for every device read was
+    /// a tenth of a planning step (issue 14's profiles).
+    static func decodeRepeated<T: Decodable & Sendable>(_ type: T.Type, from text: String) throws -> T {
+        let key = RepeatedTextKey(type: ObjectIdentifier(type), text: text)
+        if let known = repeatedTexts.withLock({ $0[key] }) as? T { return known }
+        let value = try decode(type, from: text)
+        repeatedTexts.withLock { memo in
+            // Bounded: texts are expected to repeat; if they do not, start over.
+            if memo.count >= maximumRepeatedTexts { memo.removeAll(keepingCapacity: true) }
+            memo[key] = value
+        }
+        return value
+    }
+
+    private struct RepeatedTextKey: Hashable {
+        var type: ObjectIdentifier
+        var text: String
+    }
+
+    private static let maximumRepeatedTexts = 1_024
+    private static let repeatedTexts = LockedMemo<[RepeatedTextKey: any Sendable]>([:])
+}
+
+/// A value behind a lock (`NSLock`: available everywhere the store builds).
+final class LockedMemo<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        try lock.withLock { try body(&value) }
+    }
 }
 
 extension Row {
@@ -44,9 +81,9 @@ extension App {
             teamID: row["team_id"],
             apnsKeyID: row["apns_key_id"],
             apnsKeyReference: row["apns_key_reference"],
-            environments: try StoreJSON.decode(Set<PushEnvironment>.self, from: row["environments"]),
+            environments: try StoreJSON.decodeRepeated(Set<PushEnvironment>.self, from: row["environments"]),
             deliveryDefaults: row["delivery_defaults"],
-            limits: try StoreJSON.decode(AppLimits.self, from: row["limits"]),
+            limits: try StoreJSON.decodeRepeated(AppLimits.self, from: row["limits"]),
             createdAt: row.date("created_at"),
             updatedAt: row.date("updated_at"))
     }
@@ -64,25 +101,38 @@ extension AppAPIKey {
 }
 
 extension Device {
+    /// The columns `init(row:)` reads, in its order: reading by position, not by name, since
+    /// devices are read for every planning step and every claimed push.
+    static let columns = """
+        app_id, id, user_id, bundle_id, environment, push_token, push_token_registered_at, voip_token,
+        voip_token_registered_at, capabilities, locale, app_version, credential_hash, push_problem,
+        content_key, created_at, updated_at
+        """
+
+    /// A row of `SELECT \(Device.columns) FROM device ...`.
     init(row: Row) throws {
+        let environment: String = row[4]
+        guard let pushEnvironment = PushEnvironment(rawValue: environment) else {
+            throw DatabaseError(message: "unknown value \(environment) in column environment")
+        }
         self.init(
-            appID: row["app_id"],
-            id: row["id"],
-            userID: row["user_id"],
-            bundleID: row["bundle_id"],
-            environment: try row.enumValue("environment"),
-            pushToken: row["push_token"],
-            pushTokenRegisteredAt: row.optionalDate("push_token_registered_at"),
-            voipToken: row["voip_token"],
-            voipTokenRegisteredAt: row.optionalDate("voip_token_registered_at"),
-            capabilities: try StoreJSON.decode(DeviceCapabilities.self, from: row["capabilities"]),
-            locale: row["locale"],
-            appVersion: row["app_version"],
-            hasCredential: row["credential_hash"] as Data? != nil,
-            pushProblem: row["push_problem"],
-            contentKey: row["content_key"],
-            createdAt: row.date("created_at"),
-            updatedAt: row.date("updated_at"))
+            appID: row[0],
+            id: row[1],
+            userID: row[2],
+            bundleID: row[3],
+            environment: pushEnvironment,
+            pushToken: row[5],
+            pushTokenRegisteredAt: (row[6] as Int64?).map(Date.init(millisecondsSince1970:)),
+            voipToken: row[7],
+            voipTokenRegisteredAt: (row[8] as Int64?).map(Date.init(millisecondsSince1970:)),
+            capabilities: try StoreJSON.decodeRepeated(DeviceCapabilities.self, from: row[9]),
+            locale: row[10],
+            appVersion: row[11],
+            hasCredential: row[12] as Data? != nil,
+            pushProblem: row[13],
+            contentKey: row[14],
+            createdAt: Date(millisecondsSince1970: row[15]),
+            updatedAt: Date(millisecondsSince1970: row[16]))
     }
 }
 
