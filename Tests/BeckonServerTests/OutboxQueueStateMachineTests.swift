@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func anAppClaimsInPagesOfAtLeastHalfItsHoldLimit() throws {
-        var queue = OutboxQueueStateMachine(slots: 2)
+        var queue = OutboxQueueStateMachine(slots: 2, holdPerSlot: 2)
         queue.pollAll(["chat", "mail"])
         #expect(queue.holdLimit == 4)
         #expect(queue.claimSize(for: "chat") == 4)
@@ -28,30 +28,45 @@ import Testing
         #expect(queue.claimSize(for: "mail") == 4, "another app's room is its own")
     }
 
-    @Test func sendsStartOnlyInFreeSlotsAndAFinishedSendFreesOne() throws {
-        var queue = OutboxQueueStateMachine(slots: 2)
+    @Test func sendsStartOnlyInFreeSlotsAndAnAnsweredSendFreesOne() throws {
+        var queue = OutboxQueueStateMachine(slots: 2, holdPerSlot: 2)
         let items = try (1...4).map { try Self.item($0) }
         queue.claimedFullPage(items)
         #expect(queue.takeStartable().map(\.push.id) == items.prefix(2).map(\.push.id))
         #expect(queue.takeStartable().isEmpty, "both slots are busy")
-        queue.finished(items[0].push)
+        queue.answered(items[0].push)
         #expect(queue.takeStartable().map(\.push.id) == [items[2].push.id])
+        #expect(queue.heldCount(for: "chat") == 4, "its result is not stored yet")
+        queue.finished(items[0].push)
         #expect(queue.heldCount(for: "chat") == 3)
     }
 
+    @Test func resultsWaitingForTheStoreHoldBackClaimsNotSends() throws {
+        var queue = OutboxQueueStateMachine(slots: 2, holdPerSlot: 2)
+        queue.pollAll(["chat"])
+        queue.claimedFullPage(try (1...4).map { try Self.item($0) })
+        let first = queue.takeStartable()
+        for item in first { queue.answered(item.push) }
+        #expect(queue.takeStartable().count == 2, "APNs answered: the slots are free")
+        queue.mayHoldDue("chat")
+        #expect(queue.claimSize(for: "chat") == nil, "four held, two of them still being stored")
+        for item in first { queue.finished(item.push) }
+        #expect(queue.claimSize(for: "chat") == 2)
+    }
+
     @Test func aHungAppCannotTakeAnotherAppsSlots() throws {
-        var queue = OutboxQueueStateMachine(slots: 1)
+        var queue = OutboxQueueStateMachine(slots: 1, holdPerSlot: 2)
         queue.claimedFullPage([try Self.item(1, app: "stuck"), try Self.item(2, app: "stuck"), try Self.item(3, app: "chat")])
         let started = queue.takeStartable().map(\.app).sorted()
         #expect(started == ["chat", "stuck"])
         // The stuck app's send never ends; the other app's next push still starts.
         queue.claimedFullPage([try Self.item(4, app: "chat")])
-        queue.finished(try Self.item(3, app: "chat").push)
+        queue.sent(try Self.item(3, app: "chat").push)
         #expect(queue.takeStartable().map(\.app) == ["chat"])
     }
 
     @Test func anAppIsClaimedOnlyWhileItsOutboxMayHoldDuePushes() throws {
-        var queue = OutboxQueueStateMachine(slots: 2)
+        var queue = OutboxQueueStateMachine(slots: 2, holdPerSlot: 2)
         #expect(queue.claimSize(for: "chat") == nil, "not before the first poll")
         queue.pollAll(["chat"])
         let ticket = queue.claimTicket(for: "chat")
@@ -60,13 +75,13 @@ import Testing
         queue.claimed([try Self.item(1)], of: "chat", asked: 4, ticket: ticket)
         #expect(queue.claimSize(for: "chat") == nil)
         // Pushes saved pending make it worth a claim again.
-        queue.finished(try Self.item(1).push)
+        queue.sent(try Self.item(1).push)
         queue.mayHoldDue("chat")
         #expect(queue.claimSize(for: "chat") == 4)
     }
 
     @Test func aClaimThatRanWhilePushesWereSavedDoesNotForgetThem() throws {
-        var queue = OutboxQueueStateMachine(slots: 2)
+        var queue = OutboxQueueStateMachine(slots: 2, holdPerSlot: 2)
         queue.pollAll(["chat"])
         let ticket = queue.claimTicket(for: "chat")
         queue.mayHoldDue("chat")  // Saved while the claim's read was under way: it did not see them.
@@ -75,7 +90,7 @@ import Testing
     }
 
     @Test func thePlannerHandsOverWhatFitsAndTheRestWaitsInTheOutbox() throws {
-        var queue = OutboxQueueStateMachine(slots: 2)
+        var queue = OutboxQueueStateMachine(slots: 2, holdPerSlot: 2)
         #expect(queue.reserve(for: "chat", upTo: 1) == 0, "nothing before the first poll")
         queue.pollAll(["chat"], backlog: true)
         #expect(queue.reserve(for: "chat", upTo: 1) == 0, "nothing while a previous run's pushes wait")
@@ -89,15 +104,15 @@ import Testing
         #expect(queue.reserve(for: "chat", upTo: 2) == 1)
         #expect(queue.heldCount(for: "chat") == 4)
         #expect(queue.reserve(for: "chat", upTo: 1) == 0, "the pending one goes first")
-        queue.finished(try Self.item(1).push)
-        queue.finished(try Self.item(2).push)
+        queue.sent(try Self.item(1).push)
+        queue.sent(try Self.item(2).push)
         #expect(queue.claimSize(for: "chat") == 2, "the outbox is claimed for it")
         queue.claimed([try Self.item(5)], of: "chat", asked: 2, ticket: queue.claimTicket(for: "chat"))
         #expect(queue.reserve(for: "chat", upTo: 1) == 1, "the backlog is drained")
     }
 
     @Test func anIdlePollDoesNotStopHandingOver() throws {
-        var queue = OutboxQueueStateMachine(slots: 2)
+        var queue = OutboxQueueStateMachine(slots: 2, holdPerSlot: 2)
         queue.pollAll(["chat"], backlog: true)
         queue.claimed([], of: "chat", asked: 4, ticket: queue.claimTicket(for: "chat"))
         // Retries may be due: claimed, but the planner's new pushes need not wait for that claim.
@@ -107,7 +122,7 @@ import Testing
     }
 
     @Test func aReservationTheSaveDidNotUseIsGivenBack() throws {
-        var queue = OutboxQueueStateMachine(slots: 2)
+        var queue = OutboxQueueStateMachine(slots: 2, holdPerSlot: 2)
         queue.pollAll(["chat"])
         queue.claimed([], of: "chat", asked: 4, ticket: queue.claimTicket(for: "chat"))
         #expect(queue.reserve(for: "chat", upTo: 4) == 4)
@@ -117,7 +132,7 @@ import Testing
     }
 
     @Test func aPushClaimedAgainWhileHeldIsNotQueuedTwice() throws {
-        var queue = OutboxQueueStateMachine(slots: 4)
+        var queue = OutboxQueueStateMachine(slots: 4, holdPerSlot: 2)
         queue.claimedFullPage([try Self.item(1)])
         queue.claimedFullPage([try Self.item(1), try Self.item(2)])  // Its lease ran out while it waited.
         #expect(queue.heldCount(for: "chat") == 2)
@@ -126,6 +141,12 @@ import Testing
 }
 
 extension OutboxQueueStateMachine {
+    /// APNs answered and the result is stored.
+    mutating func sent(_ push: OutboxPush) {
+        answered(push)
+        finished(push)
+    }
+
     /// A page as long as asked for: the outbox may hold more.
     mutating func claimedFullPage(_ items: [Item]) {
         for (app, page) in Dictionary(grouping: items, by: \.app) {

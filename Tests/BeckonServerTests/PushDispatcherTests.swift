@@ -110,18 +110,19 @@ import Testing
             let handedOver = { Self.metric(registry, #"beckon_outbox_taken_total{way="handed_over"}"#) ?? 0 }
             #expect(handedOver() >= 2, "the first may have waited for the start-up claim")
 
-            // Four pushes for an app that holds two (one slot, twice over), whose sends hang: two are
-            // handed over; two stay pending in the outbox, due, for whoever claims them.
-            let hung = (0..<4).map { String(repeating: "e\($0)", count: 32) }
+            // Ten pushes for an app that holds eight (one slot, eight held per slot with the
+            // default lease), whose sends hang: eight are handed over; two stay pending in the
+            // outbox, due, for whoever claims them.
+            let hung = (0..<10).map { String(format: "e%02d", $0) + String(repeating: "e", count: 61) }
             for (index, token) in hung.enumerated() {
                 server.emulator.neverRespond(deviceToken: token)
                 _ = try await server.device(user: "slow\(index)", device: "slow-phone\(index)", token: token)
             }
             let before = handedOver()
-            try await server.post(to: (0..<4).map { "slow\($0)" })
-            try await server.waitUntil { server.emulator.counters.requests >= 4 }
-            #expect(handedOver() == before + 2)
-            let due = try await server.store.claimPushes(appID: "chat", before: Date(), limit: 10, leaseUntil: Date() + 300)
+            try await server.post(to: (0..<10).map { "slow\($0)" })
+            try await server.waitUntil { handedOver() >= before + 8 }
+            #expect(handedOver() == before + 8)
+            let due = try await server.store.claimPushes(appID: "chat", before: Date(), limit: 20, leaseUntil: Date() + 300)
             #expect(due.count == 2)
         }
     }

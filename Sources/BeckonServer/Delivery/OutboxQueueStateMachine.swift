@@ -1,12 +1,13 @@
 import BeckonStore
+import NIOCore
 
 /// The dispatcher's bookkeeping of claimed pushes as a value type with pure transitions: which
 /// app may claim more and how many, which claimed pushes may start now, and what a finished send
 /// frees. No store, clock or network here (OutboxQueueStateMachineTests).
 ///
-/// Each app has `slots` sends in flight at most (a bulkhead: an app whose pushes hang holds only
-/// its own slots) and holds at most `holdLimit` claimed pushes, queued or in flight, so a held
-/// push starts within a couple of send deadlines — well inside its claim's lease.
+/// Each app has `slots` requests to APNs in flight at most (a bulkhead: an app whose pushes hang
+/// holds only its own slots) and holds at most `holdLimit` claimed pushes, queued, in flight or
+/// with their result not yet stored, so a held push starts inside its claim's lease.
 ///
 /// Pushes come in two ways. The planner hands over the pushes it decides while their app has
 /// room (`reserve`, then `handedOver` once they are saved, already claimed): the common case
@@ -23,9 +24,13 @@ struct OutboxQueueStateMachine {
     }
 
     let slots: Int
-    var holdLimit: Int { slots * 2 }
+    /// Claimed pushes an app may hold per slot (`PushDispatcher.holdPerSlot(lease:)`: eight with
+    /// the default lease). Two meant small claim pages, one commit each: in a 100,000-device
+    /// burst that capped the sender at about 4,000 pushes/s.
+    let holdPerSlot: Int
+    var holdLimit: Int { slots * holdPerSlot }
 
-    private var queued: [String: [Item]] = [:]
+    private var queued: [String: CircularBuffer<Item>] = [:]
     private var inFlight: [String: Int] = [:]
     private var held: [String: Int] = [:]
     /// Held ids: a claim that brings one back (its lease ran out while it waited here) does not
@@ -42,8 +47,9 @@ struct OutboxQueueStateMachine {
     /// previous run first, and the outbox's backlog goes before new pushes.
     private var polled = false
 
-    init(slots: Int) {
+    init(slots: Int, holdPerSlot: Int = 8) {
         self.slots = max(1, slots)
+        self.holdPerSlot = max(2, holdPerSlot)
     }
 
     /// How many pushes `app` should claim now, or nil to skip it: only while its outbox may
@@ -114,22 +120,26 @@ struct OutboxQueueStateMachine {
     /// The queued pushes that fit their app's free slots, now counted in flight.
     mutating func takeStartable() -> [Item] {
         var startable: [Item] = []
-        for (app, queue) in queued where !queue.isEmpty {
+        for app in queued.keys {
             let free = slots - inFlight[app, default: 0]
             guard free > 0 else { continue }
-            let taken = queue.prefix(free)
-            startable += taken
-            queued[app] = Array(queue.dropFirst(taken.count))
-            inFlight[app, default: 0] += taken.count
+            let count = min(free, queued[app]?.count ?? 0)
+            for _ in 0..<count { startable.append(queued[app]!.removeFirst()) }
+            inFlight[app, default: 0] += count
         }
         return startable
     }
 
-    /// A send ended (whatever its result): its slot and its hold are free.
+    /// APNs answered a push (whatever the answer): its slot is free for the next send. Its hold
+    /// lasts until `finished`, so pushes whose results wait for the store count against the
+    /// app's hold limit rather than piling up.
+    mutating func answered(_ push: OutboxPush) {
+        inFlight[push.device.appID, default: 1] -= 1
+    }
+
+    /// A push's result is stored (after `answered`): its hold is free.
     mutating func finished(_ push: OutboxPush) {
-        let app = push.device.appID
-        inFlight[app, default: 1] -= 1
-        held[app, default: 1] -= 1
+        held[push.device.appID, default: 1] -= 1
         heldIDs.remove(push.id)
     }
 

@@ -50,12 +50,19 @@ final class PushDispatcher: Sendable {
         self.routes = routes
         self.metrics = metrics
         self.logger = logger
-        self.queue = NIOLockedValueBox(OutboxQueueStateMachine(slots: perAppConcurrency))
+        self.queue = NIOLockedValueBox(OutboxQueueStateMachine(slots: perAppConcurrency, holdPerSlot: Self.holdPerSlot(lease: lease)))
         self.retry = retry
         self.lease = lease
         self.idlePoll = idlePoll
         self.now = now
         (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// As many claimed pushes per slot as can all start inside their lease even if every send
+    /// before them hangs for the APNs client's whole deadline (30 s), keeping a fifth of the lease
+    /// spare; at most 8 (the 300 s default lease), at least 2.
+    static func holdPerSlot(lease: TimeInterval) -> Int {
+        max(2, min(8, Int(lease * 0.8 / 30)))
     }
 
     /// 8 attempts, 5 s doubling to 10 minutes, jittered: about 20 minutes before giving up.
@@ -171,14 +178,18 @@ final class PushDispatcher: Sendable {
 
     private func release(_ push: OutboxPush) {
         queue.withLockedValue { $0.finished(push) }
-        signal.yield()  // A slot is free: queued pushes can go, and more can be claimed.
+        signal.yield()  // Its hold is free: more can be claimed.
     }
 
     // MARK: Sending
 
     func send(_ push: OutboxPush, to device: Device?) async {
-        defer { release(push) }
         let result = await attempt(push, to: device)
+        // The slot bounds requests to APNs, not writes: the next send need not wait for this
+        // result's commit (in a burst that wait, not APNs, was what held the slots).
+        queue.withLockedValue { $0.answered(push) }
+        signal.yield()
+        defer { release(push) }
         do {
             try await store.completePush(id: push.id, result: result)
         } catch {
