@@ -1,13 +1,15 @@
 import BeckonProtocol
 import APNSCore
 import BeckonDelivery
+import BeckonJSON
 import Foundation
 import Testing
 
 /// The planner is persisted between events, so it must round-trip; its pushes go to the outbox rendered.
 @Suite struct CodableTests {
+    /// Through the encoder the server saves states with, and back as it reads them.
     private func roundTrip<T: Codable>(_ value: T) throws -> T {
-        try JSONDecoder().decode(T.self, from: try JSONEncoder().encode(value))
+        try JSONDecoder().decode(T.self, from: Data(try JSONStreamEncoder().encode(value)))
     }
 
     /// Wake in flight, a clear sent, a call ringing, a re-push scheduled and a wake owed.

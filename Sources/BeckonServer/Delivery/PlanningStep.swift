@@ -1,5 +1,6 @@
 import APNSCore
 import BeckonDelivery
+import BeckonJSON
 import BeckonProtocol
 import BeckonStore
 import Foundation
@@ -217,11 +218,13 @@ struct PlanningStep {
     /// Saves what the batch decided; returns the devices another node saved first, whose
     /// decisions were left out (to be planned again).
     mutating func save() async throws -> Set<DeviceRef> {
-        let encoder = JSONEncoder()
+        // Not Foundation's JSONEncoder: a state is saved at every change, and that encoder was 9%
+        // of a node's time in a burst; the streaming one writes the same JSON about 4× faster.
+        let encoder = JSONStreamEncoder()
         for ref in changed {
             guard let planner = planners[ref] else { continue }
             batch.states.append(DeliveryState(
-                device: ref, planner: try encoder.encode(planner), nextDeadline: planner.nextDeadline,
+                device: ref, planner: Data(try encoder.encode(planner)), nextDeadline: planner.nextDeadline,
                 unreachable: planner.isUnreachable, version: versions[ref] ?? 0))
         }
         // The pushes the dispatcher has room for are saved claimed and handed to it directly.
