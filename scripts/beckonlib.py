@@ -284,6 +284,18 @@ def pg_work(before, after, per, unit, units=None):
     return lines
 
 
+def rss_kib(pids):
+    """Resident memory of these processes together, KiB (Linux /proc); missing ones count 0."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                total += next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+        except (OSError, StopIteration, ValueError):
+            pass
+    return total
+
+
 # CPU time by process group, from /proc (Linux): where a benchmark's time goes.
 
 def cpu_seconds(pid):

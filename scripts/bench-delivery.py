@@ -10,6 +10,8 @@ server takes them. It reports:
 - pushes reaching the emulator per second, from the first post to the last push accepted;
 - post-to-APNs-request latency p50/p99 over a sample of devices: the emulator's `acceptedAt` of
   the device's push minus the moment the POST that carried its message was sent;
+- the nodes' memory (RSS): before registering, with N devices, at its peak during the burst and
+  after it (every device then has a saved planner state), and the growth per device;
 - with --reconnect K: K sampled devices then connect over the sync protocol as woken apps would
   (hello, the message, ack, bye), the others never do, and once every reconnect window
   (--window seconds) has passed, the wake figures of `GET /v1/delivery/report`: connected within
@@ -36,7 +38,7 @@ import argparse, http.client, json, os, random, subprocess, sys, tempfile, threa
 from concurrent.futures import ThreadPoolExecutor
 
 from beckonlib import (release_binary, Deployment, SyncSession, cpu_delta, cpu_snapshot, free_port, pg_counters, pg_work, postgres_pids,
-                       psql, wait_for_quiet, with_database, user_token as signed_user_token)
+                       psql, rss_kib, wait_for_quiet, with_database, user_token as signed_user_token)
 
 SECRET = "bench-delivery-secret-0123456789abcdef01"
 ADMIN = "bench-delivery-admin-0123456789abcdef0123"
@@ -160,6 +162,10 @@ def run(args, ports, control, deployment, server, database_url):
             time.sleep(0.05)
     _, key = api.request("POST", "/v1/admin/apps/chat/keys", {}, ADMIN)
     key = key["key"]
+    # Server memory (issue 14, point 7): the nodes' resident set before registering, after it,
+    # at its peak during the burst (sampled every 50 ms) and once every push is out.
+    node_pids = [p.pid for p, _ in deployment.nodes.values()] if deployment else [server.pid]
+    rss_start = rss_kib(node_pids)
 
     started = time.time()
 
@@ -178,6 +184,7 @@ def run(args, ports, control, deployment, server, database_url):
     print(f"registered {args.devices} devices in {time.time() - started:.1f} s (none connected)"
           + (f", round-robin over {len(apis)} nodes" if len(apis) > 1 else ""), flush=True)
     registered = time.time()
+    rss_registered = rss_kib(node_pids)
     if args.max_load > 0:
         waiting = time.time()
         load = wait_for_quiet(args.max_load, args.patience, lambda text: print(text, flush=True))
@@ -222,7 +229,9 @@ def run(args, ports, control, deployment, server, database_url):
     print(f"posted {args.devices} messages ({len(batches)} POSTs of up to {args.batch} recipients) in {posting:.2f} s")
 
     delivered, last_change, previous = 0, time.time(), -1
+    rss_peak = rss_kib(node_pids)
     while delivered < args.devices and time.time() - last_change < 30:
+        rss_peak = max(rss_peak, rss_kib(node_pids))
         _, counters = emulator.request("GET", "/counters")
         delivered = counters["byStatus"].get("200", 0)
         if delivered != previous:
@@ -250,6 +259,10 @@ def run(args, ports, control, deployment, server, database_url):
     if delivered:
         print("CPU per push (µs), from the first post to the last push: "
               + ", ".join(f"{group} {seconds * 1e6 / delivered:.0f}" for group, seconds in sorted(cpu.items())))
+    rss_end = rss_kib(node_pids)
+    print(f"node memory (RSS, MiB): {rss_start / 1024:.0f} before registering, {rss_registered / 1024:.0f} with "
+          f"{args.devices} devices, peak {rss_peak / 1024:.0f} during the burst, {rss_end / 1024:.0f} after it "
+          f"(each device with its planner state: {(rss_end - rss_start) * 1024 / args.devices:,.0f} bytes)")
     if delivered < args.devices:
         sys.exit(f"bench-delivery: only {delivered} of {args.devices} pushes arrived")
     if args.reconnect:
