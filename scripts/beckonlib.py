@@ -284,13 +284,14 @@ def pg_work(before, after, per, unit, units=None):
     return lines
 
 
-def rss_kib(pids):
-    """Resident memory of these processes together, KiB (Linux /proc); missing ones count 0."""
+def rss_kib(pids, field="VmRSS"):
+    """Resident memory of these processes together, KiB (Linux /proc); missing ones count 0.
+    `RssAnon` leaves out file pages (SQLite's memory-mapped database among them)."""
     total = 0
     for pid in pids:
         try:
             with open(f"/proc/{pid}/status") as status:
-                total += next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+                total += next(int(line.split()[1]) for line in status if line.startswith(field + ":"))
         except (OSError, StopIteration, ValueError):
             pass
     return total

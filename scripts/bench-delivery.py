@@ -259,10 +259,11 @@ def run(args, ports, control, deployment, server, database_url):
     if delivered:
         print("CPU per push (µs), from the first post to the last push: "
               + ", ".join(f"{group} {seconds * 1e6 / delivered:.0f}" for group, seconds in sorted(cpu.items())))
-    rss_end = rss_kib(node_pids)
+    rss_end, anon_end = rss_kib(node_pids), rss_kib(node_pids, "RssAnon")
     print(f"node memory (RSS, MiB): {rss_start / 1024:.0f} before registering, {rss_registered / 1024:.0f} with "
           f"{args.devices} devices, peak {rss_peak / 1024:.0f} during the burst, {rss_end / 1024:.0f} after it "
-          f"(each device with its planner state: {(rss_end - rss_start) * 1024 / args.devices:,.0f} bytes)")
+          f"(each device with its planner state: {(rss_end - rss_start) * 1024 / args.devices:,.0f} bytes); "
+          f"after it, {anon_end / 1024:.0f} MiB anonymous (the rest is file pages: the memory-mapped database)")
     if delivered < args.devices:
         sys.exit(f"bench-delivery: only {delivered} of {args.devices} pushes arrived")
     if args.reconnect:
