@@ -84,7 +84,7 @@ final class DeliveryDriver: Service, Sendable {
     }
 
     func run() async throws {
-        try await withGracefulShutdownHandler {
+        await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.planEvents() }
                 group.addTask { await self.wakeDuePlanners() }

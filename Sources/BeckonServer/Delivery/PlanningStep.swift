@@ -104,14 +104,14 @@ struct PlanningStep {
                 let unreadCount = try await unreadCount(of: user)
                 let planned = PlannedMessage(message, unreadCount: unreadCount)
                 for ref in devicesOfUser[user] ?? [] {
-                    try transition(ref) { planner, device in
+                    transition(ref) { planner, device in
                         planner.messageArrived(planned, device: PlannerDevice(device), now: now)
                     }
                 }
             }
         case .connected(let ref, let role, let at):
             // Measured from when the device connected, not from when the batch is planned.
-            try transition(ref) { planner, _ in planner.connected(now: min(at, now), role: role) }
+            transition(ref) { planner, _ in planner.connected(now: min(at, now), role: role) }
         case .disconnected(let ref, let clean, _, let session):
             // A session replaced by a newer one (on another node, its `connected` maybe planned
             // already) ended no connection.
@@ -120,34 +120,34 @@ struct PlanningStep {
             // neither pushed (the device was connected) nor stored (found by `beckon simulate
             // read-elsewhere`).
             let unacked = try await unackedMessageIDs(of: ref)
-            try transition(ref) { planner, _ in
+            transition(ref) { planner, _ in
                 planner.disconnected(now: now, unackedMessageIDs: unacked, clean: clean)
             }
         case .acknowledged(let ref, _):
             // Live sessions ack every frame: most acks find nothing waiting, and cost no read.
             guard planners[ref]?.waitsForAcknowledgements == true else { return }
             let remaining = try await unackedMessageIDs(of: ref)
-            try transition(ref) { planner, _ in planner.acknowledged(remainingUnackedIDs: remaining, now: now) }
+            transition(ref) { planner, _ in planner.acknowledged(remainingUnackedIDs: remaining, now: now) }
         case .read(let user, let reader, let ids, _):
             unread[user] = nil  // Reads change it.
             let unreadCount = try await unreadCount(of: user)
             for ref in devicesOfUser[user] ?? [] where ref != reader {
-                try transition(ref) { planner, device in
+                transition(ref) { planner, device in
                     planner.readElsewhere(messageIDs: ids, unreadCount: unreadCount, device: PlannerDevice(device), now: now)
                 }
             }
         case .callEnded(let callID, let outcome, let users, _):
             for ref in users.flatMap({ devicesOfUser[$0] ?? [] }) {
-                try transition(ref) { planner, device in
+                transition(ref) { planner, device in
                     planner.callEnded(callID: callID, outcome: CallOutcome(outcome), device: PlannerDevice(device), now: now)
                 }
             }
         case .shown(let ref, let ids, _):
-            try transition(ref) { planner, _ in planner.shown(messageIDs: ids, now: now) }
+            transition(ref) { planner, _ in planner.shown(messageIDs: ids, now: now) }
         case .pushFailed(let ref, let pushID, _):
-            try transition(ref) { planner, _ in planner.pushFailed(pushID: pushID, now: now) }
+            transition(ref) { planner, _ in planner.pushFailed(pushID: pushID, now: now) }
         case .deadline(let ref):
-            try transition(ref) { planner, device in
+            transition(ref) { planner, device in
                 planner.deadlineReached(device: PlannerDevice(device), now: now)
             }
             // Saved even when nothing changed, so its stored deadline is rewritten (it may have
@@ -158,11 +158,11 @@ struct PlanningStep {
 
     /// Runs one planner transition for a device that still exists and records its actions.
     private mutating func transition(
-        _ ref: DeviceRef, _ body: (inout DevicePlanner, Device) throws -> [PlannerAction]
-    ) rethrows {
+        _ ref: DeviceRef, _ body: (inout DevicePlanner, Device) -> [PlannerAction]
+    ) {
         guard let device = devices[ref], let before = planners[ref] else { return }
         var planner = before
-        let actions = try body(&planner, device)
+        let actions = body(&planner, device)
         // Saved only when the transition changed something: a message to a device with a live
         // session, or one whose wake is already owed, costs no write.
         if planner != before {

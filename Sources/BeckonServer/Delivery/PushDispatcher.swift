@@ -260,7 +260,7 @@ final class PushDispatcher: Sendable {
             // Design rule 8: only a registration older than Apple's timestamp is the dead one.
             let invalidSince = response.timestamp ?? now()
             if let hex = device.token(outbox.tokenKind) {
-                try await store.removeToken(device.ref, kind: outbox.tokenKind, token: hex, invalidSince: invalidSince)
+                _ = try await store.removeToken(device.ref, kind: outbox.tokenKind, token: hex, invalidSince: invalidSince)
             }
             return .failed(status: response.status, reason: reason, at: now())
         case .badDeviceToken?:
@@ -275,7 +275,7 @@ final class PushDispatcher: Sendable {
                 return .sent(at: now())
             }
             if let hex = device.token(outbox.tokenKind) {
-                try await store.removeToken(device.ref, kind: outbox.tokenKind, token: hex, invalidSince: now())
+                _ = try await store.removeToken(device.ref, kind: outbox.tokenKind, token: hex, invalidSince: now())
             }
             return .failed(status: response.status, reason: reason, at: now())
         case .deviceTokenNotForTopic?, .topicDisallowed?:

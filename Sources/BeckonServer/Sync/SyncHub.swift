@@ -235,7 +235,7 @@ public actor SyncHub: Service {
                 device: ref, role: role, userID: session.user.userID, node: cluster.nodeID, session: session.id)
             claims[session.id] = Task {
                 let result = await cluster.claim(claim, at: session.connectedAt)
-                await self.claimed(session, role: role, result: result, wasConnected: wasConnected)
+                self.claimed(session, role: role, result: result, wasConnected: wasConnected)
                 return result.accepted
             }
             return .accepted
