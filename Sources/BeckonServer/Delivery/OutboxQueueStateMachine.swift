@@ -120,7 +120,9 @@ struct OutboxQueueStateMachine {
     /// The queued pushes that fit their app's free slots, now counted in flight.
     mutating func takeStartable() -> [Item] {
         var startable: [Item] = []
-        for app in queued.keys {
+        // The keys copied out: iterating `queued.keys` itself would share the dictionary's
+        // storage, and every `removeFirst` below would copy the app's whole queue.
+        for app in Array(queued.keys) {
             let free = slots - inFlight[app, default: 0]
             guard free > 0 else { continue }
             let count = min(free, queued[app]?.count ?? 0)
