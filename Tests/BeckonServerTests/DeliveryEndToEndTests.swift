@@ -77,46 +77,6 @@ import Testing
         }
     }
 
-    /// The report from real pushes, not synthetic records: one device wakes and comes back, the
-    /// other never does and is escalated to an alert.
-    @Test func theDeliveryReportCountsRealWakesMissesAndEscalations() async throws {
-        try await SyncTestServer.with(delivery: true, configure: {
-            Self.fast(&$0)
-            $0.apps[0].delivery.reconnectWindow = 2  // Ample for the first device to come back.
-        }) { server in
-            let credential = try await server.device(user: "alice", device: "phone", token: Self.token)
-            _ = try await server.device(user: "bob", device: "tablet", token: Self.otherToken)
-            try await server.post(to: ["alice", "bob"])
-            _ = try await server.pushes(to: Self.token, count: 1)
-            let client = try await server.connect(credential)
-            _ = try await client.hello()
-            _ = try await server.waitForPush { $0.wake == "observed" }
-            // Bob's window ends: his wake is missed and an alert follows (rule 4).
-            let bobs = try await server.pushes(to: Self.otherToken, count: 2)
-            #expect(bobs.map(\.pushType) == [.background, .alert])
-            _ = try await server.waitForPush { $0.wake == "missed" }
-
-            let response = try await server.http { client in
-                try await client.get("/v1/delivery/report", headers: APITestFixture.headers(bearer: server.chatKey))
-            }
-            #expect(response.status == .ok)
-            let body = try #require(response.body)
-            let report = try #require(try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any])
-            #expect(report["pushes"] as? Int == 3)
-            #expect(report["escalations"] as? Int == 1)
-            #expect(report["unreachableDevices"] as? Int == 1)
-            #expect(report["wakeSuccessRate"] as? Double == 0.5)
-            let kinds = try #require(report["kinds"] as? [[String: Any]])
-            let wake = try #require(kinds.first { $0["reason"] as? String == "wake" })
-            #expect(wake["pushes"] as? Int == 2)
-            #expect(wake["connectedWithinWindow"] as? Int == 1)
-            #expect(wake["notConnectedWithinWindow"] as? Int == 1)
-            let latency = try #require(wake["latencySeconds"] as? [String: Any])
-            #expect(((latency["max"] as? Double) ?? -1) >= 0 && ((latency["max"] as? Double) ?? 3) < 2, "inside the window")
-            #expect(kinds.contains { $0["reason"] as? String == "unreachable-alert" && $0["pushes"] as? Int == 1 })
-        }
-    }
-
     @Test func aMissedWakeEscalatesToAlertsUntilTheDeviceConnects() async throws {
         try await SyncTestServer.with(delivery: true, configure: Self.fast) { server in
             let credential = try await server.device(user: "alice", device: "phone", token: Self.token)
