@@ -147,20 +147,16 @@ extension SQLiteStore {
         else { throw DatabaseError(message: "push_outbox \(id): unreadable apns-id, priority or expiration") }
         let payload: Data = row[11]
         let notification = try APNSRenderedNotification(
-            restoring: try enumValue(row[6], column: "push_type"), topic: row[7], priority: priority,
+            restoring: try row.enumValue(at: 6, column: "push_type"), topic: row[7], priority: priority,
             expiration: expiration, collapseID: row[10], apnsID: apnsID, payload: Array(payload))
         return OutboxPush(
-            device: DeviceRef(appID: row[1], deviceID: row[2]), tokenKind: try enumValue(row[3], column: "token_kind"),
-            reason: try enumValue(row[4], column: "reason"), strategy: try enumValue(row[5], column: "strategy"),
+            device: DeviceRef(appID: row[1], deviceID: row[2]), tokenKind: try row.enumValue(at: 3, column: "token_kind"),
+            reason: try row.enumValue(at: 4, column: "reason"), strategy: try row.enumValue(at: 5, column: "strategy"),
             notification: notification, messageCount: row[12], ringingCallID: row[13],
             ringingUntil: (row[14] as Int64?).map(Date.init(millisecondsSince1970:)), attempts: row[15],
             createdAt: Date(millisecondsSince1970: row[16]))
     }
 
-    private static func enumValue<T: RawRepresentable>(_ raw: String, column: String) throws -> T where T.RawValue == String {
-        guard let value = T(rawValue: raw) else { throw DatabaseError(message: "unknown value \(raw) in column \(column)") }
-        return value
-    }
 
     public func completePush(id: String, result: PushAttemptResult) async throws {
         try await groupCommit.write { db in

@@ -1,6 +1,7 @@
 import BeckonProtocol
 import Foundation
 import GRDB
+import NIOConcurrencyHelpers
 
 // Decoding rows into the public models. The models stay free of GRDB so that another store can
 // produce the same values from its own rows.
@@ -22,9 +23,9 @@ enum StoreJSON {
     /// a tenth of a planning step (issue 14's profiles).
     static func decodeRepeated<T: Decodable & Sendable>(_ type: T.Type, from text: String) throws -> T {
         let key = RepeatedTextKey(type: ObjectIdentifier(type), text: text)
-        if let known = repeatedTexts.withLock({ $0[key] }) as? T { return known }
+        if let known = repeatedTexts.withLockedValue({ $0[key] }) as? T { return known }
         let value = try decode(type, from: text)
-        repeatedTexts.withLock { memo in
+        repeatedTexts.withLockedValue { memo in
             // Bounded: texts are expected to repeat; if they do not, start over.
             if memo.count >= maximumRepeatedTexts { memo.removeAll(keepingCapacity: true) }
             memo[key] = value
@@ -38,21 +39,7 @@ enum StoreJSON {
     }
 
     private static let maximumRepeatedTexts = 1_024
-    private static let repeatedTexts = LockedMemo<[RepeatedTextKey: any Sendable]>([:])
-}
-
-/// A value behind a lock (`NSLock`: available everywhere the store builds).
-final class LockedMemo<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) {
-        self.value = value
-    }
-
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        try lock.withLock { try body(&value) }
-    }
+    private static let repeatedTexts = NIOLockedValueBox<[RepeatedTextKey: any Sendable]>([:])
 }
 
 extension Row {
@@ -65,7 +52,16 @@ extension Row {
     }
 
     func enumValue<T: RawRepresentable>(_ column: String) throws -> T where T.RawValue == String {
-        let raw: String = self[column]
+        try Self.enumValue(self[column], column: column)
+    }
+
+    /// The value at `index` (rows read by position), named `column` in the error.
+    func enumValue<T: RawRepresentable>(at index: Int, column: String) throws -> T where T.RawValue == String {
+        try Self.enumValue(self[index], column: column)
+    }
+
+    private static func enumValue<T: RawRepresentable>(_ raw: String, column: String) throws -> T
+    where T.RawValue == String {
         guard let value = T(rawValue: raw) else {
             throw DatabaseError(message: "unknown value \(raw) in column \(column)")
         }
@@ -111,16 +107,12 @@ extension Device {
 
     /// A row of `SELECT \(Device.columns) FROM device ...`.
     init(row: Row) throws {
-        let environment: String = row[4]
-        guard let pushEnvironment = PushEnvironment(rawValue: environment) else {
-            throw DatabaseError(message: "unknown value \(environment) in column environment")
-        }
         self.init(
             appID: row[0],
             id: row[1],
             userID: row[2],
             bundleID: row[3],
-            environment: pushEnvironment,
+            environment: try row.enumValue(at: 4, column: "environment"),
             pushToken: row[5],
             pushTokenRegisteredAt: (row[6] as Int64?).map(Date.init(millisecondsSince1970:)),
             voipToken: row[7],
