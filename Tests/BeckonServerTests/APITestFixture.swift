@@ -6,6 +6,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Prometheus
+import TestLogCapture
 
 /// A server on a fresh SQLite file with two apps, `chat` and `mail`, and an API key for each.
 struct APITestFixture: Sendable {
@@ -39,6 +40,7 @@ struct APITestFixture: Sendable {
         configure: (inout BeckonServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (APITestFixture, any TestClientProtocol) async throws -> Void
     ) async throws {
+        TestLogCapture.install()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-api-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try SQLiteStore(path: directory.appendingPathComponent("beckon.sqlite").path)
@@ -66,9 +68,15 @@ struct APITestFixture: Sendable {
         app: String = "chat", user: String, expiresIn: TimeInterval = 300, secret: String? = nil,
         alg: String = "HS256"
     ) -> String {
-        let key = secret ?? (app == "mail" ? Self.mailSecret : Self.chatSecret)
+        Self.signedUserToken(
+            app: app, user: user, exp: now.addingTimeInterval(expiresIn),
+            secret: secret ?? (app == "mail" ? Self.mailSecret : Self.chatSecret), alg: alg)
+    }
+
+    /// A user token signed with `secret`, expiring at `exp`.
+    static func signedUserToken(app: String, user: String, exp expiry: Date, secret key: String, alg: String = "HS256") -> String {
         let header = Self.base64URL(Data(#"{"alg":"\#(alg)","typ":"JWT"}"#.utf8))
-        let exp = Int(now.timeIntervalSince1970 + expiresIn)
+        let exp = Int(expiry.timeIntervalSince1970)
         let claims = Self.base64URL(Data(#"{"aud":"\#(app)","sub":"\#(user)","exp":\#(exp)}"#.utf8))
         let signature = HMAC<SHA256>.authenticationCode(
             for: Data("\(header).\(claims)".utf8), using: SymmetricKey(data: Data(key.utf8)))
