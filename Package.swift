@@ -154,7 +154,7 @@ let package = Package(
             name: "BeckonServerTests",
             dependencies: [
                 "BeckonServer", "BeckonNode", "BeckonStore", "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "BeckonSeal",
-                "APNSCore",
+                "APNSCore", "TestLogCapture",
                 "APNSEmulator",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -187,7 +187,7 @@ let package = Package(
         .testTarget(
             name: "BeckonStoreTests",
             dependencies: [
-                "BeckonStore", "BeckonProtocol", "APNSCore", .product(name: "GRDB", package: "GRDB.swift"),
+                "BeckonStore", "BeckonProtocol", "APNSCore", "TestLogCapture", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -198,12 +198,21 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Every log line of the test process into one file, for scripts/scan-logs.py (issue 15).
+        .target(
+            name: "TestLogCapture",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/TestLogCapture"
+        ),
         // The emulator harness every test target shares: start an emulator with keys and bundle
         // ids, a raw HTTP/2 client, a control API client, provider keys and a settable clock.
         .target(
             name: "EmulatorTestSupport",
             dependencies: [
-                "APNSEmulator", "APNSCore",
+                "APNSEmulator", "APNSCore", "TestLogCapture",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -283,7 +292,7 @@ let package = Package(
             name: "BeckonClientServerTests",
             dependencies: [
                 "BeckonClient", "BeckonClientNIO", "BeckonClientTestSupport", "BeckonProtocol", "BeckonJSON", "BeckonSeal",
-                "BeckonNode", "BeckonServer", "BeckonStore",
+                "BeckonNode", "BeckonServer", "BeckonStore", "TestLogCapture",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

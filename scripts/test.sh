@@ -6,7 +6,12 @@
 # scenario (timelines in artifacts/simulations/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift test
+# Every log the suite writes stays in one directory (the scripts' servers log at trace, the Swift
+# tests' every record goes to one file) and is scanned for secrets in full at the end (issue 15).
+LOGS=$(mktemp -d "${TMPDIR:-/tmp}/beckon-test-logs.XXXXXX")
+export TMPDIR="$LOGS" BECKON_TEST_LOG_FILE="$LOGS/swift-test.log" BECKON_LOG_LEVEL=trace
+echo "logs of this run: $LOGS"
+swift test 2>&1 | tee "$LOGS/swift-test.out"
 python3 scripts/check-citations.py
 scripts/apns-interop.sh
 swift build --product beckon >/dev/null
@@ -24,3 +29,4 @@ if [ -n "${BECKON_TEST_POSTGRES_URL:-}" ]; then
     python3 scripts/multi-node.py "$BECKON"
 fi
 scripts/simulate.sh "$BECKON"
+python3 scripts/scan-logs.py --min-lines 2000 "$LOGS"

@@ -3,6 +3,7 @@ import BeckonDelivery
 import BeckonStore
 import Configuration
 import Foundation
+import Logging
 
 /// Everything `beckon serve` reads at start, with its defaults. Each key can come from the
 /// configuration file, an environment variable or a flag (README.md, "Configuration").
@@ -32,6 +33,8 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     public var shutdownGraceSeconds: Int
     /// `apps.ids` and `apps.<id>.*`: the apps this server serves.
     public var apps: [AppDeclaration]
+    /// `log.level`: the least severe log level written (`trace` … `critical`); `info` by default.
+    public var logLevel: Logger.Level = .info
     /// `admin.token`: the bearer token of the admin routes (`/v1/admin/...`); nil disables them.
     public var adminToken: String?
     /// `sync.max-window`: the largest in-flight window a sync session is granted
@@ -133,6 +136,11 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             throw .invalid(key: "limits.body-bytes", "must be at least limits.payload-bytes")
         }
         guard shutdownGraceSeconds >= 0 else { throw .invalid(key: "shutdown.grace-seconds", "must not be negative") }
+        let level = config.string(forKey: "log.level", default: logLevel.rawValue)
+        guard let logLevel = Logger.Level(rawValue: level) else {
+            throw .invalid(key: "log.level", "must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        self.logLevel = logLevel
         syncMaximumWindow = config.int(forKey: "sync.max-window", default: syncMaximumWindow)
         guard (1...10_000).contains(syncMaximumWindow) else { throw .invalid(key: "sync.max-window", "must be 1-10000") }
         syncMaximumFrameBytes = config.int(forKey: "sync.max-frame-bytes", default: syncMaximumFrameBytes)

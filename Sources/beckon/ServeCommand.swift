@@ -43,6 +43,12 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
 
+        // Before any logger exists: each takes its handler, and so its level, when made.
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardOutput(label: label)
+            handler.logLevel = settings.logLevel
+            return handler
+        }
         let logger = Logger(label: "beckon.server")
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))

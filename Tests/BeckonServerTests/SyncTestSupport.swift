@@ -11,6 +11,7 @@ import Metrics
 import NIOWebSocket
 import Prometheus
 import ServiceLifecycle
+import TestLogCapture
 
 /// A real `beckon serve` listener (HTTP API and sync gateway, `BeckonService`) on port 0 over a
 /// fresh SQLite file, with the app `chat` and an API key for it.
@@ -28,6 +29,7 @@ struct SyncTestServer: Sendable {
         hub givenHub: SyncHub? = nil, configure: (inout BeckonServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (SyncTestServer) async throws -> Void
     ) async throws {
+        TestLogCapture.install()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-sync-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -5,6 +5,7 @@ import PostgresNIO
 import Testing
 
 @testable import BeckonStore
+import TestLogCapture
 
 /// A clock the test moves by hand.
 final class TestClock: @unchecked Sendable {
@@ -24,6 +25,7 @@ final class TestClock: @unchecked Sendable {
 
 /// A directory under the system temp dir, removed when `body` returns.
 func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+    TestLogCapture.install()
     let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("beckon-store-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -125,6 +127,7 @@ func withFreshPostgresStore(url: String, clock: TestClock = TestClock(), _ body:
 
 /// A store on the database at `url`, migrated, its pool running while `body` runs (a node).
 func withPostgresStore(url: String, clock: TestClock = TestClock(), _ body: (PostgresStore) async throws -> Void) async throws {
+    TestLogCapture.install()
     let store = try PostgresStore(url: url, logger: Logger(label: "beckon.store.test"), now: { clock.now })
     try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask { await store.run() }

@@ -1,6 +1,7 @@
 import APNSCore
 import APNSEmulator
 import Foundation
+import TestLogCapture
 
 /// Starts an emulator that knows `key` (and `extraKeys`), runs the body, shuts it down.
 ///
@@ -14,6 +15,7 @@ public func withEmulator<Result>(
     configure: (inout APNSEmulatorConfiguration) -> Void = { _ in },
     _ body: (APNSEmulator, TestKey) async throws -> Result
 ) async throws -> Result {
+    TestLogCapture.install()
     var configuration = APNSEmulatorConfiguration(
         authKeys: [key.authKey()] + extraKeys,
         bundleIDs: bundleIDs,

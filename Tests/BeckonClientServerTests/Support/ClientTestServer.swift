@@ -11,6 +11,7 @@ import Prometheus
 import ServiceLifecycle
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import TestLogCapture
 #endif
 
 /// A real Beckon node (HTTP API, sync gateway, delivery with the built-in APNs emulator) on a
@@ -23,6 +24,7 @@ struct ClientTestServer: Sendable {
     let chatKey: String
 
     static func with(_ body: @escaping @Sendable (ClientTestServer) async throws -> Void) async throws {
+        TestLogCapture.install()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-client-e2e-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
