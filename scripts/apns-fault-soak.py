@@ -1,0 +1,675 @@
+#!/usr/bin/env python3
+"""APNs fault soak (reliability issue, item 5): `beckon serve` on SQLite pushing to a standalone
+`beckon apns-emulator` that injects Apple's failures, one kind after another.
+
+    scripts/apns-fault-soak.py BECKON_BINARY [--seconds N] [--seed S] [--rate R] [--grace G] [--keep]
+
+What it runs (beckonlib.Deployment: a generated P-256 key, the emulator with --auto-register, one
+node pointed at it through apps.chat.apns.host/port/ca-file):
+
+- The app uses the `content` strategy, so every message to a device without a sync session is
+  one alert push (README, "Delivery"); the devices never connect.
+- Phases, one per fault kind (alone, then some combined; `phases()` below). In each, messages are
+  posted at a steady --rate, one recipient each, while the fault is in force; then the faults are
+  cleared, posting pauses, and the phase ends only when the server has drained: every push it
+  decided is `sent` or `failed` (none `pending`). Draining between phases makes each phase's
+  figures exact: nothing of one phase is still retrying in the next.
+- The expired-token phase turns `wedge-on-expired-token` on, but the emulator wedges a connection
+  only after it refused a really expired JWT (older than an hour), never after a forced
+  `respond ExpiredProviderToken`; so the wedge itself comes from `POST /connections/wedge` (every
+  live connection answers ExpiredProviderToken from then on), and forced answers come between.
+- Last, shutdown with hung sends: `never-respond` in force, a few messages whose sends hang,
+  SIGTERM, and the time to exit; then a restart (faults cleared) and those pushes must arrive.
+
+Where outcomes are read:
+
+- The server's `GET /v1/delivery/report` (from the outbox table, so it survives restarts):
+  pushes, sent, failed and pending per push kind. A push is terminal when `sent` or `failed`.
+- The server's `/metrics`: `beckon_pushes_total` (pushes decided), `beckon_push_results_total
+  {result}` (`sent`/`failed` are final, `retry` is a dispatcher retry), `beckon_delivery_events_queued`,
+  and the APNs client's `apns_requests_total{status}` (its attempts, `none` when no answer) and
+  `apns_retries_total` (its retries inside one send). Polled while draining (cheap).
+- The emulator's `GET /counters` (requests received, answers by status and reason, GOAWAYs,
+  resets, streams left unanswered) and, at the end, every device's `GET /devices/{token}/received`
+  (the apns-ids it accepted: each push the server calls `sent` must be there).
+
+The checks (exit 0 only if all pass):
+
+1. Terminal outcomes: every phase drains within its limit (client deadline 30 s + every dispatcher
+   backoff at its cap + 15 s); at the end the report says pending 0, pushes = messages posted
+   (every message became exactly one push) and sent + failed = pushes; the apns-ids the emulator
+   accepted are exactly the pushes the server recorded as sent.
+2. No retry storm: requests received by the emulator ÷ pushes, per phase, at most the documented
+   bound: the APNs client's attempts per send (4, README "Limits and timings") × delivery.attempts
+   (8 by default; the outbox's attempts for transient failures, README "Configuration") = 32. A
+   stream GOAWAY left unprocessed or refused is resent by the client without using an attempt; the
+   emulator does not count it as a request, since it never processed it. The `retry-exhaustion`
+   phase shows the bound is reached, not exceeded: a token answered 503 forever gets exactly
+   4 × delivery.attempts requests per push, and the push ends `failed`.
+3. Memory plateaus: the server's resident memory (VmRSS from /proc/PID/status, sampled every
+   0.5 s from the first phase to the last drain): the last third's peak at most 10 % + 8 MiB above
+   the middle third's. RssAnon (without file pages: SQLite's memory map) is shown beside it.
+4. Shutdown: SIGTERM while sends hang must end the process within shutdown.grace-seconds
+   (--grace) + 2 s (the margin: closing the store, checkpointing the WAL; an idle node exits in
+   well under a second, measured at the end and shown). The pushes that hung were claimed, not
+   lost: after a restart each reaches its device.
+5. The server never exits on its own during the soak.
+
+Timing: the default (CI) run, --seconds 24 (two seconds per phase), takes about 80-110 s on a
+2-core machine: the never-respond phase must wait out the client's 30 s deadline. A long run:
+--seconds 720 (one minute per phase). Everything stays on loopback.
+"""
+import argparse, json, os, random, re, shutil, signal, subprocess, sys, tempfile, threading, time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from beckonlib import Deployment, request, user_token  # noqa: E402
+
+SECRET = "fault-soak-user-token-secret-0123456789ab"
+ADMIN = "fault-soak-admin-token-0123456789abcdef01"
+
+# The documented retry policy (README "The APNs client", "Configuration").
+CLIENT_ATTEMPTS = 4          # APNSClientConfiguration.maximumAttempts
+CLIENT_DEADLINE = 30         # APNSClientConfiguration.defaultDeadline, seconds
+DELIVERY_ATTEMPTS = 8        # delivery.attempts (default, kept)
+RETRY_BASE, RETRY_CAP = 1, 2  # delivery.retry-base/cap-seconds: short, so a phase drains in seconds
+SHUTDOWN_MARGIN = 2.0        # seconds allowed past shutdown.grace-seconds
+PLATEAU_FRACTION, PLATEAU_SLACK_KIB = 0.10, 8 * 1024
+
+
+def log(text):
+    print(text, flush=True)
+
+
+# --- Reading the three sources ------------------------------------------------------------------
+
+def metrics(base):
+    """/metrics as {(name, ((label, value), ...)): number}."""
+    text = urllib.request.urlopen(base + "/metrics", timeout=10).read().decode()
+    values = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        match = re.match(r'^([A-Za-z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)$', line)
+        if not match:
+            continue
+        labels = tuple(sorted(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', match.group(2) or "")))
+        try:
+            values[(match.group(1), labels)] = float(match.group(3))
+        except ValueError:
+            pass
+    return values
+
+
+def metric_sum(values, name, **labels):
+    return sum(v for (n, ls), v in values.items()
+               if n == name and all(dict(ls).get(k) == want for k, want in labels.items()))
+
+
+def report_totals(base, key):
+    status, report = request(base, "GET", "/v1/delivery/report?sinceSeconds=86400", token=key, timeout=30)
+    assert status == 200, report
+    totals = {"pushes": 0, "sent": 0, "failed": 0, "pending": 0}
+    for kind in report["kinds"]:
+        for field in totals:
+            totals[field] += kind[field]
+    return totals
+
+
+class Emulator:
+    def __init__(self, port):
+        self.base = f"http://127.0.0.1:{port}"
+
+    def __call__(self, method, path, body=None):
+        status, answer = request(self.base, method, path, body, timeout=10)
+        if status >= 300:
+            raise RuntimeError(f"emulator {method} {path} {body}: {status} {answer}")
+        return answer
+
+    def fault(self, body):
+        return self("POST", "/faults", body)
+
+    def counters(self):
+        return self("GET", "/counters")
+
+
+# --- Phases -------------------------------------------------------------------------------------
+
+class Phase:
+    """One fault kind: `faults` posted at the start, `start(soak)` run then, `tick(soak, t)` every
+    0.25 s while messages are posted. With `probe`, the retry-exhaustion probe runs beside it: one
+    token of its own is answered 503 for good (its rule added first, so it wins over the phase's
+    faults, and kept while draining), and messages to it (one at the start, then one every 10 s)
+    must each use every attempt and end `failed`. Its requests are told apart by their reason:
+    no other fault of such a phase answers 503."""
+
+    def __init__(self, name, description, faults=(), tick=None, start=None, probe=False, long_only=False):
+        self.name, self.description = name, description
+        self.faults, self.tick, self.start, self.probe, self.long_only = list(faults), tick, start, probe, long_only
+
+
+def every(seconds, action):
+    """A tick that runs `action(soak)` once per `seconds` of the phase."""
+    state = {"next": seconds}
+
+    def tick(soak, t):
+        if t == 0:
+            state["next"] = seconds
+        if t >= state["next"]:
+            state["next"] += seconds
+            action(soak)
+    return tick
+
+
+def combine(*ticks):
+    def tick(soak, t):
+        for each in ticks:
+            each(soak, t)
+    return tick
+
+
+def free_tokens(soak):
+    """The tokens no token-scoped rule is waiting for (so renewing a fault never piles rules up)."""
+    busy = {rule.get("deviceToken") for rule in soak.emu("GET", "/faults")["rules"]}
+    return [token for token in soak.tokens if token not in busy]
+
+
+def too_many_requests(soak):
+    """429 TooManyRequests (token-scoped only) for a random third of the tokens, 1-6 answers each:
+    up to 3 are absorbed by the client's retries, more push the send back to the outbox."""
+    free = free_tokens(soak)
+    for token in soak.rng.sample(free, min(len(free), max(1, len(soak.tokens) // 3))):
+        soak.emu.fault({"type": "too-many-requests", "deviceToken": token, "count": soak.rng.randint(1, 6)})
+
+
+def slow_tokens(soak):
+    free = free_tokens(soak)
+    for token in soak.rng.sample(free, min(len(free), 3)):
+        soak.emu.fault({"type": "delay", "milliseconds": 2500, "deviceToken": token, "count": 2})
+
+
+def new_connections(soak):
+    """GOAWAY on the live connections: `goaway-after-streams` counts a connection's streams from
+    its start, so connections already past N would never get it."""
+    soak.emu("POST", "/connections/goaway", {"reason": "Shutdown"})
+
+
+def never_respond(soak):
+    soak.emu.fault({"type": "never-respond", "count": 10})
+
+
+def expired_token(soak):
+    soak.emu.fault({"type": "respond", "reason": "ExpiredProviderToken", "count": 1})
+
+
+def phases():
+    return [
+        Phase("baseline", "no fault"),
+        Phase("5xx", "random 500 (20 %) and 503 (20 %)",
+              [{"type": "random-failures", "internalServerErrorRate": 0.2, "serviceUnavailableRate": 0.2}]),
+        Phase("429", "429 TooManyRequests for a third of the tokens, 1-6 answers each, renewed every second",
+              tick=every(1.0, too_many_requests), start=too_many_requests),
+        Phase("goaway", "GOAWAY after every 7 streams of each connection", [{"type": "goaway-after-streams", "streams": 7}],
+              start=new_connections),
+        Phase("reset", "TCP reset on the 10th stream of each connection, and of every connection each 1.5 s",
+              [{"type": "reset-after-streams", "streams": 9}],
+              tick=every(1.5, lambda soak: soak.emu("POST", "/connections/reset", {}))),
+        Phase("never-respond", "10 requests never answered, at the start and every 10 s",
+              [{"type": "never-respond", "count": 10}], tick=every(10, never_respond), probe=True),
+        Phase("slow", "every answer 300 ms late; 3 tokens 2.5 s late for 2 requests, renewed every second",
+              [{"type": "response-delay", "milliseconds": 300}], tick=every(1.0, slow_tokens), start=slow_tokens),
+        Phase("expired-token", "wedge-on-expired-token on; ExpiredProviderToken forced every 0.5 s; "
+              "every live connection wedged each 1.5 s",
+              [{"type": "wedge-on-expired-token", "enabled": True}],
+              tick=combine(every(0.5, expired_token), every(1.5, lambda soak: soak.emu("POST", "/connections/wedge", {}))),
+              start=lambda soak: soak.emu("POST", "/connections/wedge", {})),
+        Phase("5xx+goaway+throttle", "random 5xx (15 % + 15 %), GOAWAY every 11 streams, throttle-on-reject",
+              [{"type": "random-failures", "internalServerErrorRate": 0.15, "serviceUnavailableRate": 0.15},
+               {"type": "goaway-after-streams", "streams": 11}, {"type": "throttle-on-reject", "enabled": True}],
+              start=new_connections),
+        Phase("reset+slow+429", "TCP reset after 13 streams, answers 200 ms late, 429 for a third of the tokens",
+              [{"type": "reset-after-streams", "streams": 13}, {"type": "response-delay", "milliseconds": 200}],
+              tick=every(1.0, too_many_requests), start=too_many_requests),
+        Phase("error-budget+429", "GOAWAY after 3 rejected requests on a connection, 429 for a third of the tokens",
+              [{"type": "error-budget", "errors": 3}], tick=every(1.0, too_many_requests), start=too_many_requests),
+        Phase("never+5xx+goaway", "8 requests never answered, random 5xx (10 % + 10 %), GOAWAY every 9 streams",
+              [{"type": "never-respond", "count": 8},
+               {"type": "random-failures", "internalServerErrorRate": 0.1, "serviceUnavailableRate": 0.1},
+               {"type": "goaway-after-streams", "streams": 9}], start=new_connections, long_only=True),
+    ]
+
+
+# --- The soak -----------------------------------------------------------------------------------
+
+class Soak:
+    def __init__(self, args, deployment, work):
+        self.args, self.deployment, self.work = args, deployment, work
+        self.rng = random.Random(args.seed)
+        self.emu = Emulator(deployment.control)
+        self.base = deployment.base(1)
+        self.posted = 0
+        self.post_errors = []
+        self.lock = threading.Lock()
+        self.pool = ThreadPoolExecutor(4)
+        self.samples = []          # (time, VmRSS KiB, RssAnon KiB)
+        self.sampling = False
+
+    # Setup
+
+    def register(self, user, device):
+        token = os.urandom(32).hex()
+        status, answer = request(self.base, "POST", "/v1/devices", {
+            "deviceId": device, "bundleId": "com.example.chat", "environment": "sandbox",
+            "tokens": {"remote": token}}, user_token(SECRET, "chat", user, lifetime=7200))
+        assert status == 201, answer
+        return token
+
+    def setup(self):
+        status, answer = request(self.base, "POST", "/v1/admin/apps/chat/keys", {}, ADMIN)
+        assert status == 201, answer
+        self.key = answer["key"]
+        self.users = [f"u{n}" for n in range(self.args.devices)]
+        self.token_of = {user: self.register(user, "phone-" + user) for user in self.users}
+        self.tokens = [self.token_of[user] for user in self.users]
+        # Devices of their own: the retry-exhaustion probe, and the sends hung at shutdown.
+        self.doomed_user = "doomed"
+        self.token_of[self.doomed_user] = self.register(self.doomed_user, "phone-doomed")
+        self.shutdown_users = [f"s{n}" for n in range(self.args.hung)]
+        for user in self.shutdown_users:
+            self.token_of[user] = self.register(user, "phone-" + user)
+
+    # Posting
+
+    def post(self, user, marker="soak"):
+        with self.lock:
+            self.posted += 1
+            number = self.posted
+        body = {"recipients": {"users": [user]}, "kind": "message", "payload": {"n": number},
+                "notification": {"title": "Soak", "body": f"{marker} {number}"}}
+        try:
+            status, answer = request(self.base, "POST", "/v1/messages", body, self.key, timeout=30)
+        except OSError as error:
+            status, answer = None, str(error)
+        if status != 202:
+            with self.lock:
+                self.posted -= 1
+                self.post_errors.append((status, answer))
+
+    # Memory
+
+    def sample_memory(self):
+        pid = self.deployment.nodes[1][0].pid
+        while self.sampling:
+            try:
+                with open(f"/proc/{pid}/status") as status:
+                    fields = dict(line.split(":", 1) for line in status if ":" in line)
+                self.samples.append((time.time(), int(fields["VmRSS"].split()[0]), int(fields["RssAnon"].split()[0])))
+            except (OSError, KeyError, ValueError):
+                pass
+            time.sleep(0.5)
+
+    # Snapshots and draining
+
+    def snapshot(self):
+        return {"time": time.time(), "emulator": self.emu.counters(), "metrics": metrics(self.base), "posted": self.posted}
+
+    def drained(self):
+        """The metrics say every message was planned and every push decided has a final result."""
+        values = metrics(self.base)
+        decided = metric_sum(values, "beckon_pushes_total")
+        final = metric_sum(values, "beckon_push_results_total", result="sent") + \
+            metric_sum(values, "beckon_push_results_total", result="failed")
+        queued = metric_sum(values, "beckon_delivery_events_queued")
+        return decided >= self.posted and final >= decided and queued == 0, (decided, final, queued)
+
+    def drain(self, limit):
+        started = time.time()
+        while time.time() - started < limit:
+            done, figures = self.drained()
+            if done:
+                totals = report_totals(self.base, self.key)
+                if totals["pending"] == 0 and totals["pushes"] == self.posted:
+                    return True, time.time() - started, figures
+            self.alive()
+            time.sleep(0.25)
+        return False, time.time() - started, self.drained()[1]
+
+    def alive(self):
+        process = self.deployment.nodes[1][0]
+        if process.poll() is not None:
+            raise SystemExit(f"apns-fault-soak: FAIL: beckon serve exited on its own (status {process.returncode}); "
+                             f"see {self.work}/node1.log")
+
+    # One phase
+
+    def doom(self):
+        self.emu.fault({"type": "respond", "reason": "ServiceUnavailable", "deviceToken": self.token_of[self.doomed_user]})
+
+    def post_probe(self):
+        self.post(self.doomed_user, marker="doomed")
+        self.probe_pushes += 1
+
+    def run_phase(self, phase, seconds):
+        self.emu("DELETE", "/faults")
+        before = self.snapshot()
+        self.probe_pushes = 0
+        if phase.probe:
+            self.doom()
+        for fault in phase.faults:
+            self.emu.fault(fault)
+        if phase.start:
+            phase.start(self)
+        if phase.probe:
+            self.post_probe()
+        started = time.time()
+        interval = 1.0 / self.args.rate
+        futures, n, next_tick = [], 0, 0.0
+        while True:
+            now = time.time()
+            if now - started >= seconds:
+                break
+            if (phase.tick or phase.probe) and now - started >= next_tick:
+                if phase.tick:
+                    phase.tick(self, next_tick)
+                if phase.probe and next_tick > 0 and next_tick % 10 == 0:
+                    self.post_probe()
+                next_tick += 0.25
+                continue
+            due = started + n * interval
+            if now >= due:
+                futures.append(self.pool.submit(self.post, self.rng.choice(self.users)))
+                n += 1
+                continue
+            wake = min(due, started + next_tick) if phase.tick or phase.probe else due
+            time.sleep(max(0.0, min(wake, started + seconds) - time.time()))
+        for future in futures:
+            future.result()
+        posting = time.time() - started
+        # Faults off (but the probe's), then wait for every push to end.
+        self.emu("DELETE", "/faults")
+        if phase.probe:
+            self.doom()
+        limit = CLIENT_DEADLINE + RETRY_CAP * DELIVERY_ATTEMPTS + 15 + (CLIENT_DEADLINE if "never" in phase.name else 0)
+        ok, drain_seconds, figures = self.drain(limit)
+        self.emu("DELETE", "/faults")
+        after = self.snapshot()
+        return self.figures(phase, before, after, posting, drain_seconds, ok, figures)
+
+    def figures(self, phase, before, after, posting, drain_seconds, ok, stuck):
+        e0, e1 = before["emulator"], after["emulator"]
+        m0, m1 = before["metrics"], after["metrics"]
+
+        def emu(field):
+            return e1.get(field, 0) - e0.get(field, 0)
+
+        def status(code):
+            return e1["byStatus"].get(code, 0) - e0["byStatus"].get(code, 0)
+
+        def reason(name):
+            return e1["byReason"].get(name, 0) - e0["byReason"].get(name, 0)
+
+        def metric(name, **labels):
+            return metric_sum(m1, name, **labels) - metric_sum(m0, name, **labels)
+
+        pushes = metric("beckon_pushes_total")
+        requests = emu("requests")
+        row = {
+            "phase": phase.name, "faults": phase.description, "drained": ok, "drain_seconds": round(drain_seconds, 1),
+            "posting_seconds": round(posting, 1), "messages": after["posted"] - before["posted"], "pushes": int(pushes),
+            "requests": requests, "factor": round(requests / pushes, 3) if pushes else None,
+            "sent": int(metric("beckon_push_results_total", result="sent")),
+            "failed": int(metric("beckon_push_results_total", result="failed")),
+            "dispatcher_retries": int(metric("beckon_push_results_total", result="retry")),
+            "client_attempts": int(metric("apns_requests_total")),
+            "client_no_answer": int(metric("apns_requests_total", status="none")),
+            "client_retries": int(metric("apns_retries_total")),
+            "answers": {code: status(code) for code in sorted(set(e1["byStatus"]) | set(e0["byStatus"])) if status(code)},
+            "reasons": {name: reason(name) for name in sorted(set(e1["byReason"]) | set(e0["byReason"])) if reason(name)},
+            "unanswered": emu("unanswered"), "goaways": emu("goAwaysSent"), "resets": emu("connectionResets"),
+            "refused_streams": emu("refusedStreams"), "connections": emu("connectionsAccepted"),
+            "error_budget_goaways": emu("errorBudgetDisconnects"),
+        }
+        if not ok:
+            row["stuck"] = {"decided": stuck[0], "final": stuck[1], "queued": stuck[2]}
+        if not phase.probe:
+            return [row]
+        # Only the probe's token is answered 503 in this phase: its requests, exactly. Every
+        # other push of the phase must end sent, so the phase's failures are the probe's.
+        probe = dict(row, phase="retry-exhaustion", faults="one token answered 503 for good (beside " + phase.name + ")",
+                     pushes=self.probe_pushes, requests=reason("ServiceUnavailable"), sent=0,
+                     failed=min(row["failed"], self.probe_pushes), answers={"503": reason("ServiceUnavailable")},
+                     reasons={"ServiceUnavailable": reason("ServiceUnavailable")}, unanswered=0, goaways=0, resets=0,
+                     connections=0, error_budget_goaways=0, dispatcher_retries=None, client_retries=None,
+                     client_attempts=None, client_no_answer=None, probe=True)
+        probe["factor"] = round(probe["requests"] / probe["pushes"], 3)
+        row["pushes"] -= probe["pushes"]
+        row["requests"] -= probe["requests"]
+        row["failed"] -= probe["failed"]
+        row["answers"]["503"] = row["answers"].get("503", 0) - probe["requests"]
+        row["reasons"]["ServiceUnavailable"] = row["reasons"].get("ServiceUnavailable", 0) - probe["requests"]
+        row["answers"] = {k: v for k, v in row["answers"].items() if v}
+        row["reasons"] = {k: v for k, v in row["reasons"].items() if v}
+        row["factor"] = round(row["requests"] / row["pushes"], 3) if row["pushes"] else None
+        row["faults"] += " (the retry-exhaustion probe beside it, counted apart)"
+        return [row, probe]
+
+
+# --- Checks and the run ---------------------------------------------------------------------------
+
+def plateau(samples):
+    """(passed, description): the last third's peak within 10 % + 8 MiB of the middle third's."""
+    if len(samples) < 9:
+        return True, "too few samples to judge (fewer than 9)"
+    third = len(samples) // 3
+    middle, last = samples[third:2 * third], samples[2 * third:]
+    result = {}
+    for index, name in ((1, "VmRSS"), (2, "RssAnon")):
+        peak_middle, peak_last = max(s[index] for s in middle), max(s[index] for s in last)
+        result[name] = (peak_middle, peak_last, peak_last <= peak_middle * (1 + PLATEAU_FRACTION) + PLATEAU_SLACK_KIB)
+    first = samples[0]
+    text = (f"VmRSS {first[1] / 1024:.0f} MiB at the start, peak {result['VmRSS'][0] / 1024:.0f} MiB in the middle third, "
+            f"{result['VmRSS'][1] / 1024:.0f} MiB in the last (limit {result['VmRSS'][0] * (1 + PLATEAU_FRACTION) / 1024 + 8:.0f}); "
+            f"RssAnon {first[2] / 1024:.0f} -> {result['RssAnon'][0] / 1024:.0f} -> {result['RssAnon'][1] / 1024:.0f} MiB")
+    return result["VmRSS"][2], text
+
+
+def received_ids(emu, token):
+    status, answer = request(emu.base, "GET", f"/devices/{token}/received")
+    if status == 404:  # Never accepted a push: the emulator registers a token on its first.
+        return [], []
+    return [n["apnsId"].lower() for n in answer["notifications"]], [n.get("payload") for n in answer["notifications"]]
+
+
+def shutdown_test(soak, deployment, args, checks):
+    """never-respond for everything, one message to each shutdown device, SIGTERM once they hang."""
+    emu, base, key = soak.emu, soak.base, soak.key
+    emu("DELETE", "/faults")
+    before = emu.counters()
+    emu.fault({"type": "never-respond"})
+    for user in soak.shutdown_users:
+        soak.post(user, marker="hung")
+    hung = 0
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        hung = emu.counters()["unanswered"] - before["unanswered"]
+        if hung >= len(soak.shutdown_users):
+            break
+        time.sleep(0.1)
+    process = deployment.nodes[1][0]
+    started = time.time()
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=args.grace + 60)
+        killed = False
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        killed = True
+    took = time.time() - started
+    limit = args.grace + SHUTDOWN_MARGIN
+    checks.append(("shutdown with hung sends within grace", not killed and took <= limit,
+                   f"{hung} sends hung at SIGTERM; exited after {took:.1f} s (status {process.returncode}"
+                   f"{', killed after waiting ' + str(args.grace + 60) + ' s' if killed else ''}); "
+                   f"limit shutdown.grace-seconds {args.grace} + {SHUTDOWN_MARGIN:.0f} s"))
+    # Restart with the faults cleared: the hung pushes were claimed, not lost.
+    emu("DELETE", "/faults")
+    shutil.move(os.path.join(soak.work, "node1.log"), os.path.join(soak.work, "node1-before-restart.log"))
+    restarted = time.time()
+    deployment.start(1)
+    soak.base = base = deployment.base(1)
+    arrived = {}
+    while time.time() - restarted < 60:
+        arrived = {user: any(p and p.get("aps", {}).get("alert", {}).get("body", "").startswith("hung ")
+                             for p in received_ids(emu, soak.token_of[user])[1]) for user in soak.shutdown_users}
+        if all(arrived.values()):
+            break
+        time.sleep(0.25)
+    totals = report_totals(base, key)
+    checks.append(("hung pushes sent after restart", all(arrived.values()) and totals["pending"] == 0,
+                   f"{sum(arrived.values())} of {len(arrived)} reached their device {time.time() - restarted:.1f} s "
+                   f"after the restart began; report: pending {totals['pending']}"))
+    # The same stop without hung sends, for comparison.
+    process = deployment.nodes[1][0]
+    started = time.time()
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    idle = time.time() - started
+    return took, idle, totals
+
+
+def print_table(rows):
+    columns = [("phase", 20), ("pushes", 7), ("requests", 8), ("factor", 6), ("sent", 6), ("failed", 6),
+               ("non-200", 7), ("no ans.", 7), ("goaway", 6), ("reset", 5), ("conns", 5), ("c.retry", 7),
+               ("d.retry", 7), ("drain s", 7)]
+    log(" ".join(f"{name:>{width}}" if i else f"{name:<{width}}" for i, (name, width) in enumerate(columns)))
+    for row in rows:
+        non200 = sum(v for k, v in row["answers"].items() if k != "200")
+        values = [row["phase"], row["pushes"], row["requests"], f"{row['factor']:.2f}" if row["factor"] else "-",
+                  row["sent"], row["failed"], non200, row["unanswered"], row["goaways"],
+                  row["resets"], row["connections"], row["client_retries"], row["dispatcher_retries"], row["drain_seconds"]]
+        values = ["-" if v is None else v for v in values]
+        log(" ".join(f"{str(v):>{w}}" if i else f"{str(v):<{w}}" for i, (v, (_, w)) in enumerate(zip(values, columns))))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("binary")
+    parser.add_argument("--seconds", type=float, default=24, help="seconds of posting under faults, shared by the phases")
+    parser.add_argument("--seed", type=int, default=1, help="seeds who gets each message and the token-scoped faults")
+    parser.add_argument("--rate", type=float, default=25, help="messages a second while a phase posts")
+    parser.add_argument("--devices", type=int, default=40, help="devices (one user each) the messages go to")
+    parser.add_argument("--hung", type=int, default=6, help="sends hung at SIGTERM")
+    parser.add_argument("--grace", type=int, default=5, help="shutdown.grace-seconds")
+    parser.add_argument("--long", action="store_true", help="also the phases meant for long runs (on with --seconds >= 300)")
+    parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, database)")
+    args = parser.parse_args()
+    binary = os.path.abspath(args.binary)
+    selected = [p for p in phases() if not p.long_only or args.long or args.seconds >= 300]
+    per_phase = max(1.0, args.seconds / len(selected))
+
+    work = tempfile.mkdtemp(prefix="beckon-fault-soak.")
+    began = time.time()
+    deployment = Deployment(binary, work, SECRET, ADMIN, sqlite_path=os.path.join(work, "beckon.sqlite"), extra_env={
+        "BECKON_APPS_CHAT_DELIVERY_STRATEGY": "content",
+        "BECKON_DELIVERY_ATTEMPTS": str(DELIVERY_ATTEMPTS),
+        "BECKON_DELIVERY_RETRY_BASE_SECONDS": str(RETRY_BASE), "BECKON_DELIVERY_RETRY_CAP_SECONDS": str(RETRY_CAP),
+        "BECKON_SHUTDOWN_GRACE_SECONDS": str(args.grace)})
+    checks, rows, passed = [], [], False
+    try:
+        soak = Soak(args, deployment, work)
+        soak.setup()
+        log(f"apns-fault-soak: emulator and beckon serve started, {len(soak.token_of)} devices registered "
+            f"in {time.time() - began:.1f} s (work directory {work})")
+        bound = CLIENT_ATTEMPTS * DELIVERY_ATTEMPTS
+        log(f"apns-fault-soak: {len(selected)} phases of {per_phase:.1f} s at {args.rate:g} messages/s to "
+            f"{args.devices} offline devices (content strategy: one alert each), seed {args.seed}; "
+            f"request bound per push {CLIENT_ATTEMPTS} client attempts x {DELIVERY_ATTEMPTS} delivery.attempts = {bound}")
+        soak.sampling = True
+        sampler = threading.Thread(target=soak.sample_memory, daemon=True)
+        sampler.start()
+        for phase in selected:
+            for row in soak.run_phase(phase, per_phase):
+                rows.append(row)
+                log(f"  {time.time() - began:5.0f} s  {row['phase']:<20} {row['pushes']:>5} pushes {row['requests']:>6} "
+                    f"requests, factor {row['factor']}, answers {row['answers']}, drained in {row['drain_seconds']} s"
+                    + ("" if row["drained"] else f"  NOT DRAINED {row.get('stuck')}"))
+        soak.sampling = False
+        sampler.join()
+        soak_end = time.time()
+
+        # 1. Terminal outcomes.
+        totals = report_totals(soak.base, soak.key)
+        stuck = [r["phase"] for r in rows if not r["drained"]]
+        checks.append(("every phase drained", not stuck, "all phases" if not stuck else "not drained: " + ", ".join(stuck)))
+        checks.append(("every push terminal", totals["pending"] == 0 and totals["pushes"] == soak.posted
+                       and totals["sent"] + totals["failed"] == totals["pushes"],
+                       f"{soak.posted} messages, report: {totals['pushes']} pushes, {totals['sent']} sent, "
+                       f"{totals['failed']} failed, {totals['pending']} pending"))
+        accepted, duplicates = set(), 0
+        for user, token in soak.token_of.items():
+            if user in soak.shutdown_users:
+                continue
+            ids = received_ids(soak.emu, token)[0]
+            duplicates += len(ids) - len(set(ids))
+            accepted |= set(ids)
+        checks.append(("emulator accepted = server sent", len(accepted) == totals["sent"],
+                       f"{len(accepted)} distinct apns-ids accepted by the emulator ({duplicates} accepted twice), "
+                       f"{totals['sent']} pushes sent"))
+        checks.append(("every message accepted", not soak.post_errors,
+                       f"{soak.posted} messages got 202" + (f"; {len(soak.post_errors)} did not, first: "
+                                                            f"{soak.post_errors[0]}" if soak.post_errors else "")))
+        # 2. No retry storm.
+        over = [f"{r['phase']} {r['factor']}" for r in rows if r["factor"] is not None and r["factor"] > bound]
+        all_pushes, all_requests = sum(r["pushes"] for r in rows), sum(r["requests"] for r in rows)
+        checks.append(("requests per push within the bound", not over,
+                       f"overall {all_requests} requests / {all_pushes} pushes = {all_requests / max(1, all_pushes):.3f}; "
+                       f"highest fault phase {max((r['factor'] or 0) for r in rows if not r.get('probe')):.3f}; "
+                       f"bound {bound}"
+                       + ("" if not over else "; over: " + ", ".join(over))))
+        for row in rows:
+            if row.get("probe"):
+                checks.append(("retry exhaustion ends failed, within the bound",
+                               row["requests"] <= bound * row["pushes"] and row["failed"] == row["pushes"],
+                               f"{row['pushes']} push(es) to the token answered 503 for good got {row['requests']} requests "
+                               f"(bound {bound} each) and {row['failed']} ended failed"))
+        # 3. Memory.
+        ok, text = plateau(soak.samples)
+        checks.append(("memory plateaus", ok, text))
+        # 4. Shutdown with hung sends, and the restart.
+        took, idle, after = shutdown_test(soak, deployment, args, checks)
+        checks[-1] = (checks[-1][0], checks[-1][1], checks[-1][2] + f"; an idle stop takes {idle:.1f} s")
+        checks.append(("server stayed up", True, "beckon serve never exited on its own during the soak"))
+
+        log("")
+        log(f"per fault kind (pushes decided by the server; requests received by the emulator; factor = requests / pushes; "
+            f"no ans. = streams left unanswered; goaway = GOAWAYs sent, error budget included; "
+            f"c.retry / d.retry = APNs client / outbox retries):")
+        print_table(rows)
+        log("")
+        for name, ok, detail in checks:
+            log(f"{'PASS' if ok else 'FAIL'}  {name}: {detail}")
+        passed = all(ok for _, ok, _ in checks)
+        total = time.time() - began
+        log(f"\napns-fault-soak: {'PASS' if passed else 'FAIL'} in {total:.0f} s "
+            f"(soak {soak_end - began:.0f} s, shutdown test {took:.1f} s); work directory {work}")
+        if args.json:
+            with open(args.json, "w") as out:
+                json.dump({"seed": args.seed, "seconds": args.seconds, "rate": args.rate, "bound": bound, "phases": rows,
+                           "checks": [{"name": n, "passed": ok, "detail": d} for n, ok, d in checks],
+                           "memory_kib": [(round(t - began, 1), rss, anon) for t, rss, anon in soak.samples],
+                           "shutdown_seconds": took, "idle_shutdown_seconds": idle, "duration_seconds": total}, out, indent=1)
+    finally:
+        deployment.stop()
+        if passed and not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    sys.exit(0 if passed else 1)
+
+
+if __name__ == "__main__":
+    main()
