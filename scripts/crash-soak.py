@@ -35,7 +35,7 @@ Exits 0 when every check holds, 1 otherwise (the work directory with the logs is
 Loopback only.
 """
 import argparse, json, os, random, select, shutil, signal, socket, sqlite3, subprocess, sys, tempfile, threading, time
-import base64
+import base64, http.client
 
 from beckonlib import Deployment, free_port, request, user_token, wait_until
 
@@ -43,6 +43,8 @@ SECRET = "crash-soak-secret-0123456789abcdef01234"
 ADMIN = "crash-soak-admin-0123456789abcdef0123456"
 RECONNECT_WINDOW = 2      # seconds: a wake not answered by a connection escalates after this
 REPUSH_DELAY = 1          # seconds: first re-push after a drop with unacknowledged messages
+REPUSH_LIMIT = 2          # re-pushes per drop (1 s, then 2 s later): the drain waits for them
+WAKES_PER_HOUR = 600      # background pushes per device and hour: wakes and re-pushes keep flowing
 DEADLINE_LEASE = 3        # seconds: a deadline claimed by the killed process fires again after this
 EMULATOR_DELAY_MS = 40    # every APNs answer waits this long: pushes are in flight at a kill
 
@@ -231,27 +233,31 @@ class Client:
             self.keys.setdefault(key, set()).add(mid)
         return seq
 
-    def read_session(self, port, until, want=None, window=100):
-        """One session from `self.acked`, acking every message, until `want` (a set of ids) is all
-        shown or `until` passes. Returns True when it got what it wanted."""
+    def read_session(self, port, until, want):
+        """One session from `self.acked` that reads and acknowledges everything up to the user's
+        last sequence (the load has stopped), then says `bye`; `until` bounds it. Returns True
+        when every id of `want` was shown (in this session or before)."""
         session = Session(port, self.credential)
+        last = None
         try:
-            session.send({"type": "hello", "version": 2, "cursor": self.acked, "window": window})
+            session.send({"type": "hello", "version": 2, "cursor": self.acked, "window": 100})
             floor = self.acked
             while time.time() < until:
-                if want is not None and want <= set(self.seq_of):
+                if last is not None and self.acked >= last and want <= set(self.seq_of):
                     return True
                 frame = session.receive(min(0.5, max(0.01, until - time.time())))
                 if frame is None:
                     continue
                 kind = frame.get("type")
-                if kind == "message":
+                if kind == "welcome":
+                    last = frame["lastSequence"]
+                elif kind == "message":
                     floor = self.take(frame, floor)
                     session.send({"type": "ack", "upTo": frame["seq"]})
                     self.acked = max(self.acked, frame["seq"])
                 elif kind == "error":
                     self.stats.problem(f"{self.name}: protocol error {frame}")
-            return want is not None and want <= set(self.seq_of)
+            return want <= set(self.seq_of)
         finally:
             try:
                 session.send({"type": "bye"})
@@ -293,8 +299,8 @@ class Churner(threading.Thread):
                             floor = pending = client.take(frame, floor)
                         elif kind == "error":
                             client.stats.problem(f"{client.name}: protocol error {frame}")
-                    # Acks: often at once, sometimes a few at a time (so a drop leaves some).
-                    if pending is not None and (rng.random() < 0.5 or time.time() - last_ack > 0.3):
+                    # Acks: some at once, most a few at a time (so a drop often leaves some).
+                    if pending is not None and (rng.random() < 0.25 or time.time() - last_ack > 0.5):
                         session.send({"type": "ack", "upTo": pending})
                         client.acked, pending, last_ack = max(client.acked, pending), None, time.time()
                 how = rng.random()
@@ -329,7 +335,7 @@ def post(base, key, body, ledger, give_up_at):
         while time.time() < give_up_at:
             try:
                 status, answer = request(base, "POST", "/v1/messages", body, key, timeout=10)
-            except OSError:
+            except (OSError, http.client.HTTPException, ValueError):
                 cut += 1  # killed under it, or down: not acknowledged yet; try again
                 time.sleep(0.05)
                 continue
@@ -392,258 +398,382 @@ def received(control, token):
     return out
 
 
+
+def error_lines(path):
+    """The node's error-level log lines, by message (its restarts' too): informative."""
+    counts = {}
+    with open(path, errors="replace") as lines:
+        for line in lines:
+            parts = line.split(" ", 3)
+            if len(parts) == 4 and parts[1] in ("error", "critical"):
+                text = parts[3].split("] ", 1)[-1].strip()
+                counts[text] = counts.get(text, 0) + 1
+    return counts
+
+
+class Soak:
+    def __init__(self, options, seed, work):
+        self.options, self.seed, self.work = options, seed, work
+        self.rng = random.Random(seed)
+        self.database = os.path.join(work, "beckon.sqlite")
+        self.stats, self.ledger = Stats(), Ledger()
+        self.devices = {}   # user -> (device id, token, credential, kind)
+        self.kills = []     # dict(at, down, start) per kill
+        self.failures, self.lines = [], []
+        self.stop_load, self.stop_churn = threading.Event(), threading.Event()
+        self.threads, self.churners, self.held = [], [], []
+        self.deployment = SoakDeployment(options.binary, work, SECRET, ADMIN, sqlite_path=self.database, extra_env={
+            "BECKON_APPS_CHAT_DELIVERY_RECONNECT_WINDOW_SECONDS": str(RECONNECT_WINDOW),
+            "BECKON_APPS_CHAT_DELIVERY_REPUSH_INITIAL_DELAY_SECONDS": str(REPUSH_DELAY),
+            "BECKON_APPS_CHAT_DELIVERY_REPUSH_LIMIT": str(REPUSH_LIMIT),
+            "BECKON_APPS_CHAT_DELIVERY_BACKGROUND_PUSHES_PER_HOUR": str(WAKES_PER_HOUR),
+            "BECKON_DELIVERY_DEADLINE_LEASE_SECONDS": str(DEADLINE_LEASE),
+        })
+        self.control = f"http://127.0.0.1:{self.deployment.control}"
+        self.port, self.base = self.deployment.port(1), self.deployment.base(1)
+
+    def say(self, text):
+        self.lines.append(text)
+        log(text)
+
+    def fail(self, text):
+        self.failures.append(text)
+
+    def rows(self, sql, args=()):
+        return database_rows(self.database, sql, args)
+
+    def users(self, kind):
+        return [user for user, device in self.devices.items() if device[3] == kind]
+
+    # --- Set-up ------------------------------------------------------------------------------------
+
+    def set_up(self):
+        o = self.options
+        status, _ = request(self.control, "POST", "/faults", {"type": "response-delay", "milliseconds": EMULATOR_DELAY_MS})
+        assert status == 201, status
+        status, answer = request(self.base, "POST", "/v1/admin/apps/chat/keys", {}, ADMIN)
+        assert status == 201, (status, answer)
+        self.key = answer["key"]
+        for kind, prefix, count in (("online", "online", o.online), ("offline-alert", "alerted", o.offline_alert),
+                                    ("offline-wake", "woken", o.offline_wake), ("silent", "silent", o.silent)):
+            for i in range(count):
+                self.register(f"{prefix}{i}", kind)
+        self.clients = {user: Client(user, user, device[2], self.stats) for user, device in self.devices.items()}
+
+    def register(self, user, kind):
+        token = self.rng.getrandbits(256).to_bytes(32, "big").hex()
+        # No background mode: the app cannot be woken, so every message is alerted (design.md,
+        # "Fallbacks by capability": a generic alert). With it: `wake`, then rule 4's escalation.
+        modes = [] if kind == "offline-alert" else ["remote-notification"]
+        status, body = request(self.base, "POST", "/v1/devices", {
+            "deviceId": f"{user}-phone", "bundleId": "com.example.chat", "environment": "sandbox",
+            "tokens": {"remote": token}, "capabilities": {"backgroundModes": modes},
+        }, user_token(SECRET, "chat", user))
+        assert status == 201, (status, body)
+        self.devices[user] = (f"{user}-phone", token, body["credential"], kind)
+
+    def hold_silent(self):
+        """Silent devices: connected, two messages received and not acknowledged, when the node is
+        first killed; they never come back (until the final read). Nothing else is posted to them,
+        so only the drop itself can make the server push them again (rule 5)."""
+        for user in self.users("silent"):
+            session = Session(self.port, self.devices[user][2])
+            session.send({"type": "hello", "version": 2, "cursor": 0})
+            assert session.receive(5)["type"] == "welcome"
+            self.held.append((user, session))
+        time.sleep(0.5)  # their `connected` planned and saved before the messages come
+        for user, session in self.held:
+            for n in range(2):
+                name = f"{user}-{n}"
+                record = post(self.base, self.key, {
+                    "recipients": {"users": [user]}, "kind": "message", "payload": {"key": name},
+                    "notification": {"title": "crash soak", "body": name}, "idempotencyKey": name,
+                }, self.ledger, time.time() + 30)
+                assert record, name
+                self.ledger.posts[name] = record
+            floor = 0
+            while len(self.clients[user].seq_of) < 2:
+                frame = session.receive(5)
+                assert frame, f"{user} got no message live"
+                if frame.get("type") == "message":
+                    floor = self.clients[user].take(frame, floor)
+
+    def start_load(self, give_up_at):
+        o, seed = self.options, self.seed
+        online, alerted, woken = self.users("online"), self.users("offline-alert"), self.users("offline-wake")
+
+        def choose(r):
+            x = r.random()
+            if x < 0.55 or not alerted:
+                return [r.choice(online)] if online else [r.choice(alerted)]
+            if x < 0.8 or not online:
+                return [r.choice(alerted)]
+            return [r.choice(online), r.choice(alerted)]  # one message, two mailboxes
+
+        if online or alerted:
+            for n in range(o.writers):
+                self.threads.append(threading.Thread(target=writer, daemon=True, args=(
+                    n, self.base, self.key, choose, o.pace, random.Random(seed * 100 + n), self.ledger,
+                    self.stop_load, give_up_at)))
+        if woken:
+            # A woken device's wake covers what comes in its reconnect window, at most 20 ids
+            # (maximumIDsPerPush): about one message a second per device keeps well under it.
+            self.threads.append(threading.Thread(target=writer, daemon=True, args=(
+                o.writers, self.base, self.key, lambda r: [r.choice(woken)], 1.8 / len(woken),
+                random.Random(seed * 100 + 99), self.ledger, self.stop_load, give_up_at)))
+        for user in online:
+            self.churners.append(Churner(self.clients[user], self.port, random.Random(f"{seed}-{user}"), self.stop_churn))
+        for thread in self.threads + self.churners:
+            thread.start()
+
+    # --- Kills -------------------------------------------------------------------------------------
+
+    def kill_and_restart(self, number):
+        now_ms = int(time.time() * 1000)
+        due = self.rows("SELECT count(*) FROM delivery_state WHERE next_deadline <= ?", (now_ms + 1000,))[0][0]
+        unsent = self.rows("SELECT count(*) FROM push_outbox WHERE state = 'pending'")[0][0]
+        with self.ledger.lock:
+            posting = self.ledger.in_flight
+        self.deployment.kill(1)
+        killed_at = time.time()
+        for _, session in self.held:
+            session.close()
+        self.held = []
+        down = self.rng.uniform(0, 0.5)  # down a moment: posts and sessions fail meanwhile
+        time.sleep(down)
+        restarted = time.time()
+        self.deployment.start(1)
+        self.kills.append(dict(at=killed_at, down=down, start=time.time() - restarted))
+        log(f"kill {number}: SIGKILL with {posting} posts in flight, {unsent} pushes unsent, {due} planner deadlines "
+            f"due within 1 s; down {down:.2f} s, answering /health {time.time() - restarted:.2f} s after the restart")
+
+    # --- Drain -------------------------------------------------------------------------------------
+
+    def drain(self):
+        self.stop_load.set()
+        for thread in self.threads:
+            thread.join(60)
+        self.stop_churn.set()
+        for churner in self.churners:
+            churner.join(30)
+        # A barrier: planning is FIFO, so once a message posted now has its alert decided, every
+        # event before it has been planned (an empty queue says less: a batch may be in hand).
+        alerted = self.users("offline-alert")
+        if alerted:
+            record = post(self.base, self.key, {
+                "recipients": {"users": [alerted[0]]}, "kind": "message", "payload": {"key": "barrier"},
+                "notification": {"title": "crash soak", "body": "barrier"}, "idempotencyKey": "barrier",
+            }, self.ledger, time.time() + 30)
+            assert record, "the barrier post was not answered"
+            with self.ledger.lock:
+                self.ledger.posts["barrier"] = record
+            if not wait_until(lambda: self.rows("SELECT count(*) FROM push_outbox WHERE instr(CAST(payload AS TEXT), ?)",
+                                                (record["id"],))[0][0], 30, 0.05):
+                self.say("note: the barrier message's push was not decided within 30 s")
+        # Online devices come back once more, read and acknowledge everything, and say bye.
+        for user in self.users("online"):
+            if not self.clients[user].read_session(self.port, time.time() + 30, set(self.ledger.acknowledged_for(user))):
+                self.say(f"note: {user} did not get every acknowledged message within 30 s")
+        # Then the planners' deadlines (wake windows, re-pushes) and the outbox come to rest: no
+        # deadline left and nothing pending (the offline devices are unreachable by now, the
+        # online ones left with nothing unacknowledged).
+        def quiet():
+            deadlines = self.rows("SELECT count(*) FROM delivery_state WHERE next_deadline IS NOT NULL")[0][0]
+            pending = self.rows("SELECT count(*) FROM push_outbox WHERE state = 'pending'")[0][0]
+            return deadlines == 0 and pending == 0
+        if not wait_until(quiet, 60, 0.2):
+            left = self.rows("SELECT device_id, next_deadline FROM delivery_state WHERE next_deadline IS NOT NULL")
+            self.say(f"note: not at rest after 60 s; planner deadlines left: {left[:5]}")
+
+    # --- Checks ------------------------------------------------------------------------------------
+
+    def check_pushes(self, posts):
+        """Check 3: every decided push reached the emulator; every offline message is alerted
+        as the docs say; a silent device's unacknowledged messages are pushed again."""
+        outbox = self.rows("SELECT id, device_id, state, reason, payload, created_at, apns_reason FROM push_outbox")
+        got = {device: received(self.control, token) for device, token, _, _ in self.devices.values()}
+        at_emulator = {device: [n[0] for n in pushes] for device, pushes in got.items()}
+        missing, failed = [], []
+        for push_id, device, state, reason, _, created_at, apns_reason in outbox:
+            if state == "failed":
+                failed.append((push_id, device, reason, apns_reason))
+            elif push_id.lower() not in at_emulator.get(device, []):
+                missing.append((push_id, device, state, reason, created_at))
+        twice = sum(len(ids) - len(set(ids)) for ids in at_emulator.values())
+        in_outbox = {row[0].lower() for row in outbox}
+        stray = sum(1 for ids in at_emulator.values() for i in ids if i not in in_outbox)
+        reasons = {}
+        for row in outbox:
+            reasons[row[3]] = reasons.get(row[3], 0) + 1
+        self.say(f"pushes decided (outbox rows): {len(outbox)}, received at the emulator: {len(outbox) - len(missing) - len(failed)}; "
+                 f"missing {len(missing)}, failed {len(failed)}; received twice (at least once): {twice}; "
+                 f"not from the outbox: {stray}")
+        self.say("pushes by reason: " + ", ".join(f"{r} {n}" for r, n in sorted(reasons.items())))
+        if missing or failed:
+            self.fail(f"decided pushes not received at the emulator: {missing[:3]}; failed: {failed[:3]}")
+        if stray:
+            self.fail(f"{stray} pushes at the emulator that no outbox row decided")
+
+        # Every message to an offline device named in an alert, worked out from the docs.
+        decided = {}  # (device, message id) -> earliest decision (ms) of a push naming it
+        for _, device, _, _, payload, created_at, _ in outbox:
+            for mid in (json.loads(payload).get("beckon") or {}).get("ids") or []:
+                decided[(device, mid)] = min(created_at, decided.get((device, mid), created_at))
+        # Planning is FIFO: a message posted after m's answer whose push was decided before a kill
+        # proves m's event was planned before that kill too.
+        witnesses = [(p["first"], decided[(self.devices[u][0], p["id"])] / 1000)
+                     for p in posts.values() for u in p["users"]
+                     if self.devices[u][3] == "offline-alert" and (self.devices[u][0], p["id"]) in decided]
+        kill_times = [k["at"] for k in self.kills]
+        expected = found = 0
+        wrong, gap, unexplained = [], [], []
+        for user in self.users("offline-alert") + self.users("offline-wake"):
+            device, _, _, kind = self.devices[user]
+            want = "alert" if kind == "offline-alert" else "unreachable-alert"
+            alerted = set()
+            for _, push_type, reason, ids, _ in got[device]:
+                if push_type == "alert" and reason == want:
+                    alerted.update(ids)
+            mine = self.ledger.acknowledged_for(user)
+            if kind == "offline-wake" and mine and not any(n[2] == "wake" for n in got[device]):
+                wrong.append((user, "never woken"))
+            for mid, p in mine.items():
+                expected += 1
+                if mid in alerted:
+                    found += 1
+                elif (device, mid) in decided:
+                    wrong.append((user, mid, f"pushed, but not in a `{want}` alert"))
+                else:
+                    # Never decided: the known gap if its planning event was queued in memory when
+                    # the process died (design.md, rule 9's table). A replayed post was stored by
+                    # an attempt a kill cut off; a new one, before its answer.
+                    if p["duplicate"]:
+                        explained = any(t > p["first"] for t in kill_times)
+                    else:
+                        kill = next((t for t in kill_times if t > p["answered"]), None)
+                        explained = kill is not None and not any(
+                            start > p["answered"] and when < kill for start, when in witnesses)
+                    (gap if explained else unexplained).append((user, mid))
+        self.say(f"offline messages owed an alert (docs): expected {expected}, found {found}; never decided: "
+                 f"{len(gap)} explained by a kill (the known gap of design.md rule 9), {len(unexplained)} unexplained; "
+                 f"decided but not alerted: {len(wrong)}")
+        if wrong:
+            self.fail(f"offline devices not alerted as the docs say: {wrong[:3]}")
+        if unexplained:
+            self.fail(f"{len(unexplained)} offline messages never pushed, and no kill explains it: {unexplained[:3]}")
+
+        # Rule 5 across a crash: what the silent devices held unacknowledged is pushed again.
+        expected = found = 0
+        missed = []
+        if self.kills:
+            for user in self.users("silent"):
+                after = set()
+                for _, _, _, ids, accepted in got[self.devices[user][0]]:
+                    if accepted / 1000 >= self.kills[0]["at"]:
+                        after.update(ids)
+                for mid in self.ledger.acknowledged_for(user):
+                    expected += 1
+                    if mid in after:
+                        found += 1
+                    else:
+                        missed.append((user, mid))
+            self.say(f"unacknowledged on a device connected at the first kill, pushed again after it (rule 5): "
+                     f"expected {expected}, found {found}")
+        if missed:
+            self.fail(f"{len(missed)} messages unacknowledged on a device connected when the node was killed were "
+                      f"never pushed again (rule 5, sync-protocol.md \"Closing\"), e.g. {missed[:2]}")
+
+    def check_deliveries(self, posts):
+        """Checks 1 and 2: every acknowledged message reached its device, once after dedup."""
+        for user in self.users("offline-alert") + self.users("offline-wake") + self.users("silent"):
+            self.clients[user].read_session(self.port, time.time() + 30, set(self.ledger.acknowledged_for(user)))
+        lost, twice, moved = [], [], []
+        for user, client in self.clients.items():
+            for mid, p in self.ledger.acknowledged_for(user).items():
+                if mid not in client.seq_of:
+                    lost.append((user, mid, p["status"]))
+                elif client.seq_of[mid] != p["positions"].get(user):
+                    moved.append((user, mid, client.seq_of[mid], p["positions"].get(user)))
+            for name, ids in client.keys.items():
+                if len(ids) > 1:
+                    twice.append((user, name, sorted(ids)))
+        owed = sum(len(p["users"]) for p in posts.values())
+        raw = sum(c.raw for c in self.clients.values())
+        self.say(f"posts acknowledged: {len(posts)} ({owed} deliveries owed; {sum(1 for p in posts.values() if p['cut'])} "
+                 f"after a cut-off attempt, {sum(1 for p in posts.values() if p['duplicate'])} answered as the idempotent "
+                 f"replay); refused {len(self.ledger.refused)}, never answered {len(self.ledger.unanswered)}")
+        self.say(f"lost: {len(lost)}; seen twice after dedup by id: {len(twice)}; at another seq than answered: "
+                 f"{len(moved)}; message frames {raw}, redeliveries removed by id "
+                 f"{sum(c.redeliveries for c in self.clients.values())}")
+        if not posts:
+            self.fail("nothing was acknowledged: the soak proved nothing")
+        if lost:
+            self.fail(f"{len(lost)} acknowledged messages lost, e.g. {lost[:3]}")
+        if twice or moved:
+            self.fail(f"messages seen twice after dedup: {twice[:3]}; delivered at another seq: {moved[:3]}")
+        if self.ledger.refused or self.ledger.unanswered:
+            self.fail(f"posts refused {self.ledger.refused[:3]} or never answered {self.ledger.unanswered[:3]}")
+        if self.stats.problems:
+            self.fail(f"{len(self.stats.problems)} protocol problems, e.g. {self.stats.problems[:5]}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("binary")
     parser.add_argument("--kills", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=None, help="picks the schedule and the choices (timing still varies)")
     parser.add_argument("--uptime", default="3:8", help="seconds of load between kills, MIN:MAX (random)")
     parser.add_argument("--writers", type=int, default=3)
+    parser.add_argument("--pace", type=float, default=0.04, help="most seconds a writer waits between posts")
     parser.add_argument("--online", type=int, default=6, help="users with a device that syncs")
     parser.add_argument("--offline-alert", type=int, default=3, help="users whose device is alerted, never connects")
     parser.add_argument("--offline-wake", type=int, default=3, help="users whose device is woken, never connects")
-    parser.add_argument("--pace", type=float, default=0.04, help="most seconds a writer waits between posts")
+    parser.add_argument("--silent", type=int, default=2,
+                        help="users whose device holds unacknowledged messages when the node is first killed and "
+                             "never comes back (rule 5: pushed again); 0 leaves that check out")
     parser.add_argument("--keep", action="store_true", help="keep the work directory even when all passes")
     options = parser.parse_args()
+    options.binary = os.path.abspath(options.binary)
     seed = options.seed if options.seed is not None else random.randrange(1 << 31)
     low, high = (float(x) for x in options.uptime.split(":"))
-    rng = random.Random(seed)
+    if not 0 < low <= high:
+        sys.exit("crash-soak: --uptime MIN:MAX with 0 < MIN <= MAX")
     started = time.time()
-    binary = os.path.abspath(options.binary)
     work = tempfile.mkdtemp(prefix="beckon-crash-soak.")
-    database = os.path.join(work, "beckon.sqlite")
     log(f"seed {seed}, {options.kills} kills, {low:g}-{high:g} s of load between them; work in {work}")
-
-    deployment = SoakDeployment(binary, work, SECRET, ADMIN, sqlite_path=database, extra_env={
-        "BECKON_APPS_CHAT_DELIVERY_RECONNECT_WINDOW_SECONDS": str(RECONNECT_WINDOW),
-        "BECKON_APPS_CHAT_DELIVERY_REPUSH_INITIAL_DELAY_SECONDS": str(REPUSH_DELAY),
-        "BECKON_DELIVERY_DEADLINE_LEASE_SECONDS": str(DEADLINE_LEASE),
-    })
-    control = f"http://127.0.0.1:{deployment.control}"
-    port, base = deployment.port(1), deployment.base(1)
-    failures, notes = [], []
-    stop_load, stop_churn = threading.Event(), threading.Event()
-    churners = []
+    soak = Soak(options, seed, work)
     try:
-        assert request(control, "POST", "/faults", {"type": "response-delay", "milliseconds": EMULATOR_DELAY_MS})[0] == 201
-        status, answer = request(base, "POST", "/v1/admin/apps/chat/keys", {}, ADMIN)
-        assert status == 201, (status, answer)
-        key = answer["key"]
-        stats, ledger = Stats(), Ledger()
-        devices = {}  # user -> (device id, token, credential, kind)
-
-        def register(user, kind):
-            token = rng.getrandbits(256).to_bytes(32, "big").hex()
-            modes = [] if kind == "offline-alert" else ["remote-notification"]
-            status, body = request(base, "POST", "/v1/devices", {
-                "deviceId": f"{user}-phone", "bundleId": "com.example.chat", "environment": "sandbox",
-                "tokens": {"remote": token}, "capabilities": {"backgroundModes": modes},
-            }, user_token(SECRET, "chat", user))
-            assert status == 201, (status, body)
-            devices[user] = (f"{user}-phone", token, body["credential"], kind)
-
-        online = [f"online{i}" for i in range(options.online)]
-        alerted = [f"alerted{i}" for i in range(options.offline_alert)]
-        woken = [f"woken{i}" for i in range(options.offline_wake)]
-        for user in online:
-            register(user, "online")
-        for user in alerted:
-            register(user, "offline-alert")
-        for user in woken:
-            register(user, "offline-wake")
-        clients = {user: Client(user, user, devices[user][2], stats) for user in devices}
-
-        def choose(r):
-            x = r.random()
-            if x < 0.55:
-                return [r.choice(online)]
-            if x < 0.8:
-                return [r.choice(alerted)]
-            return [r.choice(online), r.choice(alerted)]  # one message, two mailboxes
-
-        # A woken device's first wake covers what comes in its reconnect window (at most 20 ids
-        # per push, maximumIDsPerPush): its writer is slow, about one message a second per device.
-        give_up_at = time.time() + 120 + options.kills * (high + 10)
-        threads = [threading.Thread(target=writer, daemon=True, args=(
-            n, base, key, choose, options.pace, random.Random(seed * 100 + n), ledger, stop_load, give_up_at))
-            for n in range(options.writers)]
-        if woken:
-            threads.append(threading.Thread(target=writer, daemon=True, args=(
-                options.writers, base, key, lambda r: [r.choice(woken)], 2 * 0.9 / len(woken),
-                random.Random(seed * 100 + 99), ledger, stop_load, give_up_at)))
-        for user in online:
-            churners.append(Churner(clients[user], port, random.Random(f"{seed}-{user}"), stop_churn))
-        for thread in threads + churners:
-            thread.start()
-
-        # --- Kills ------------------------------------------------------------------------------
-        kills = []
+        soak.set_up()
+        soak.hold_silent()
+        soak.start_load(give_up_at=time.time() + 120 + options.kills * (high + 10))
         for number in range(1, options.kills + 1):
-            time.sleep(rng.uniform(low, high))
-            now_ms = int(time.time() * 1000)
-            due = database_rows(database, "SELECT count(*) FROM delivery_state WHERE next_deadline <= ?",
-                                (now_ms + 1000,))[0][0]
-            unsent = database_rows(database, "SELECT count(*) FROM push_outbox WHERE state = 'pending'")[0][0]
-            with ledger.lock:
-                posting = ledger.in_flight
-            deployment.kill(1)
-            killed_at = time.time()
-            time.sleep(rng.uniform(0, 0.5))  # down a moment: posts and sessions fail meanwhile
-            deployment.start(1)
-            kills.append(dict(at=killed_at, restart=time.time() - killed_at))
-            log(f"kill {number}: SIGKILL with {posting} posts in flight, {unsent} pushes unsent, {due} planner "
-                f"deadlines due within 1 s; answering again {time.time() - killed_at:.2f} s later")
-        load_seconds = time.time() - started
-
-        # --- Drain --------------------------------------------------------------------------------
-        time.sleep(rng.uniform(low, high) / 2)  # load after the last restart too
-        stop_load.set()
-        for thread in threads:
-            thread.join(60)
-        stop_churn.set()
-        for churner in churners:
-            churner.join(30)
-        with ledger.lock:
-            posts = dict(ledger.posts)
-        log(f"{len(posts)} posts acknowledged ({sum(1 for p in posts.values() if p['cut'])} after a cut-off "
-            f"attempt, {ledger.replays} of them answered as the idempotent replay); draining")
-
-        # Online devices come back once more and read until they have everything acknowledged.
+            time.sleep(soak.rng.uniform(low, high))
+            soak.kill_and_restart(number)
+        time.sleep(soak.rng.uniform(low, high) / 2)  # load after the last restart too
+        loaded = time.time() - started
         drain_started = time.time()
-        for user in online:
-            want = set(ledger.acknowledged_for(user))
-            if not clients[user].read_session(port, time.time() + 30, want):
-                log(f"{user} did not get every acknowledged message within 30 s")
-        # Deadlines (wake windows ending, re-pushes) and the outbox, to rest: no planner deadline
-        # left and nothing pending. Online devices ended with `bye` and nothing unacknowledged.
-        def quiet():
-            deadlines = database_rows(database, "SELECT count(*) FROM delivery_state WHERE next_deadline IS NOT NULL")[0][0]
-            pending = database_rows(database, "SELECT count(*) FROM push_outbox WHERE state = 'pending'")[0][0]
-            return deadlines == 0 and pending == 0
-        if not wait_until(quiet, 60, 0.2):
-            rows = database_rows(database, "SELECT device_id, next_deadline FROM delivery_state WHERE next_deadline IS NOT NULL")
-            notes.append(f"not quiet after 60 s: deadlines {rows[:5]}")
-
-        # --- Check 3: every decided push is at the emulator ---------------------------------------
-        outbox = database_rows(database, "SELECT id, device_id, state, reason, payload, created_at, apns_reason FROM push_outbox")
-        token_of = {device: token for device, token, _, _ in devices.values()}
-        got = {device: received(control, token) for device, token in token_of.items()}
-        at_emulator = {device: [n[0] for n in pushes] for device, pushes in got.items()}
-        missing_pushes, failed_pushes = [], []
-        for push_id, device, state, reason, payload, created_at, apns_reason in outbox:
-            if state == "failed":
-                failed_pushes.append((push_id, device, reason, apns_reason))
-            elif push_id.lower() not in at_emulator.get(device, []):
-                missing_pushes.append((push_id, device, state, reason, created_at))
-        twice = sum(len(ids) - len(set(ids)) for ids in at_emulator.values())
-        outbox_ids = {row[0].lower() for row in outbox}
-        stray = sum(1 for ids in at_emulator.values() for i in ids if i not in outbox_ids)
-
-        # Worked out from the docs: every message to an offline device is named in an alert.
-        decided_ids = {}   # message id -> earliest outbox created_at (ms) of a push naming it, by device
-        for push_id, device, state, reason, payload, created_at, _ in outbox:
-            for mid in (json.loads(payload).get("beckon") or {}).get("ids") or []:
-                previous = decided_ids.get((device, mid))
-                decided_ids[(device, mid)] = created_at if previous is None else min(previous, created_at)
-        expected = found = 0
-        unalerted, gap, unexplained = [], [], []
-        witnesses = sorted(  # offline-alert messages whose push was decided: (post answered at, decided at)
-            (p["first"], decided_ids[(devices[u][0], p["id"])] / 1000)
-            for p in posts.values() for u in p["users"]
-            if devices[u][3] == "offline-alert" and (devices[u][0], p["id"]) in decided_ids)
-        kill_times = [k["at"] for k in kills]
-        for user in alerted + woken:
-            device, token, _, kind = devices[user]
-            want = "alert" if kind == "offline-alert" else "unreachable-alert"
-            alerts = set()
-            for _, push_type, reason, ids, _ in got[device]:
-                if push_type == "alert" and reason == want:
-                    alerts.update(ids)
-            if kind == "offline-wake" and ledger.acknowledged_for(user) and \
-                    not any(reason == "wake" for _, _, reason, _, _ in got[device]):
-                unalerted.append((user, "no wake push at all"))
-            for mid, p in ledger.acknowledged_for(user).items():
-                expected += 1
-                if mid in alerts:
-                    found += 1
-                    continue
-                if (device, mid) in decided_ids:
-                    unalerted.append((user, mid, "decided, not received as an alert"))
-                    continue
-                # Never decided. The known gap: its planning event was queued in memory when the
-                # process died. A kill after its append explains it unless a later message's
-                # push (FIFO planning) was decided before that kill.
-                if p["duplicate"]:
-                    committed_by = next((t for t in kill_times if t > p["first"]), None)
-                    explained = committed_by is not None
-                else:
-                    kill = next((t for t in kill_times if t > p["answered"]), None)
-                    explained = kill is not None and not any(
-                        start > p["answered"] and decided < kill for start, decided in witnesses)
-                (gap if explained else unexplained).append((user, mid, p))
-
-        # --- Offline devices connect at last: their mailboxes ---------------------------------------
-        for user in alerted + woken:
-            want = set(ledger.acknowledged_for(user))
-            clients[user].read_session(port, time.time() + 30, want)
-
-        # --- Checks 1 and 2 ----------------------------------------------------------------------
-        lost, app_duplicates, wrong_seq = [], [], []
-        for user, client in clients.items():
-            for mid, p in ledger.acknowledged_for(user).items():
-                if mid not in client.seq_of:
-                    lost.append((user, mid, p["status"], p["answered"]))
-                elif client.seq_of[mid] != p["positions"].get(user):
-                    wrong_seq.append((user, mid, client.seq_of[mid], p["positions"].get(user)))
-            for name, ids in client.keys.items():
-                if len(ids) > 1:
-                    app_duplicates.append((user, name, sorted(ids)))
-        raw = sum(c.raw for c in clients.values())
-        redelivered = sum(c.redeliveries for c in clients.values())
-
-        # --- Summary -------------------------------------------------------------------------------
-        duration = time.time() - started
-        log(f"posts acknowledged: {len(posts)} ({sum(len(p['users']) for p in posts.values())} deliveries owed), "
-            f"refused {len(ledger.refused)}, never answered {len(ledger.unanswered)}")
-        log(f"lost (acknowledged, never delivered): {len(lost)}")
-        log(f"seen twice after dedup by id: {len(app_duplicates)}; delivered at another seq than answered: "
-            f"{len(wrong_seq)}; raw frames {raw}, redeliveries removed by id {redelivered}")
-        log(f"pushes decided (outbox): {len(outbox)}; missing at the emulator: {len(missing_pushes)}; failed: "
-            f"{len(failed_pushes)}; received twice: {twice}; not from the outbox: {stray}")
-        log(f"offline messages owed an alert (from the docs): expected {expected}, found {found}; "
-            f"never decided, explained by a kill (design.md rule 9, known gap): {len(gap)}; "
-            f"unexplained: {len(unexplained)}; decided but not received: "
-            f"{sum(1 for u in unalerted if len(u) == 3)}")
-        sessions = sum(c.sessions for c in clients.values())
-        log(f"sync sessions {sessions} ({sum(c.byes for c in churners)} ended with bye, "
-            f"{sum(c.drops for c in churners)} dropped, {sum(c.cut for c in churners)} cut by kills)")
-        log(f"kills: {len(kills)}, restart to /health p50 {sorted(k['restart'] for k in kills)[len(kills) // 2] if kills else 0:.2f} s; "
-            f"load {load_seconds:.0f} s, drain {time.time() - drain_started:.1f} s, total {duration:.0f} s")
-
-        if not posts:
-            failures.append("nothing was acknowledged: the soak proved nothing")
-        if lost:
-            failures.append(f"{len(lost)} acknowledged messages lost, e.g. {lost[:3]}")
-        if app_duplicates or wrong_seq:
-            failures.append(f"messages seen twice after dedup {app_duplicates[:3]}, or at another seq {wrong_seq[:3]}")
-        if missing_pushes or failed_pushes:
-            failures.append(f"decided pushes not received: {missing_pushes[:3]}; failed: {failed_pushes[:3]}")
-        if unalerted:
-            failures.append(f"offline devices not alerted as the docs say: {unalerted[:3]}")
-        if unexplained:
-            failures.append(f"messages never pushed and no kill explains it: {[(u, m) for u, m, _ in unexplained[:3]]}")
-        if ledger.refused or ledger.unanswered:
-            failures.append(f"posts refused {ledger.refused[:3]} or never answered {ledger.unanswered[:3]}")
-        if stats.problems:
-            failures.append(f"protocol problems: {stats.problems[:5]}")
-        for note in notes:
-            log("note: " + note)
+        soak.drain()
+        drained = time.time() - drain_started
+        with soak.ledger.lock:
+            posts = dict(soak.ledger.posts)
+        soak.check_pushes(posts)
+        soak.check_deliveries(posts)
+        churners = soak.churners
+        soak.say(f"sync sessions: {sum(c.client.sessions for c in churners)} ({sum(c.byes for c in churners)} ended "
+                 f"with bye, {sum(c.drops for c in churners)} dropped, {sum(c.cut for c in churners)} cut by a kill)")
+        starts = sorted(k["start"] for k in soak.kills)
+        soak.say(f"kills: {len(soak.kills)}; restart to /health median {starts[len(starts) // 2] if starts else 0:.2f} s, "
+                 f"max {max(starts, default=0):.2f} s; load {loaded:.0f} s, drain {drained:.1f} s, "
+                 f"total {time.time() - started:.0f} s")
+        errors = error_lines(os.path.join(work, "node1.log"))
+        if errors:
+            soak.say("node errors logged (informative): " + "; ".join(f"{n}× {t}" for t, n in sorted(errors.items())))
     finally:
-        stop_load.set()
-        stop_churn.set()
-        deployment.stop()
-    if failures:
-        for failure in failures:
+        soak.stop_load.set()
+        soak.stop_churn.set()
+        soak.deployment.stop()
+    if soak.failures:
+        for failure in soak.failures:
             log("FAIL " + failure)
         log(f"seed {seed}; logs in {work}")
         sys.exit(1)
