@@ -77,6 +77,58 @@ import Testing
         }
     }
 
+    /// The report from real pushes, not synthetic records. Two apps, so that each device's
+    /// window suits what it must show whatever the machine's load: in `chat` (a long window) a
+    /// woken phone comes back; in `mail` (a short one) a woken phone never does and is escalated.
+    @Test func theDeliveryReportCountsRealWakesMissesAndEscalations() async throws {
+        try await SyncTestServer.with(delivery: true, configure: {
+            Self.fast(&$0)
+            $0.apps[0].delivery.reconnectWindow = 60
+            $0.apps[1].delivery.reconnectWindow = 0.3
+        }) { server in
+            let mailKey = try await server.store.createAPIKey(appID: "mail", name: "test").secret
+            let credential = try await server.device(user: "alice", device: "phone", token: Self.token)
+            _ = try await server.device(user: "bob", device: "tablet", token: Self.otherToken, app: "mail")
+            try await server.post(to: ["alice"])
+            try await server.post(to: ["bob"], key: mailKey)
+            _ = try await server.pushes(to: Self.token, count: 1)
+            let client = try await server.connect(credential)
+            _ = try await client.hello()
+            _ = try await server.waitForPush { $0.wake == "observed" }
+            // Bob's window ends: his wake is missed and an alert follows (rule 4).
+            let bobs = try await server.pushes(to: Self.otherToken, count: 2)
+            #expect(bobs.map(\.pushType) == [.background, .alert])
+            _ = try await server.waitForPush(app: "mail") { $0.wake == "missed" }
+
+            let chat = try await server.report(key: server.chatKey)
+            #expect(chat["pushes"] as? Int == 1)
+            #expect(chat["escalations"] as? Int == 0)
+            #expect(chat["unreachableDevices"] as? Int == 0)
+            #expect(chat["wakeSuccessRate"] as? Double == 1)
+            let wake = try #require(Self.kind("wake", in: chat))
+            #expect(wake["pushes"] as? Int == 1)
+            #expect(wake["connectedWithinWindow"] as? Int == 1)
+            #expect(wake["notConnectedWithinWindow"] as? Int == 0)
+            let latency = try #require(wake["latencySeconds"] as? [String: Any])
+            let observed = try #require(try await server.waitForPush { $0.wake == "observed" }.wakeLatency)
+            #expect(abs((latency["max"] as? Double ?? -1) - observed) < 0.002, "the report's latency is the measured one")
+
+            let mail = try await server.report(key: mailKey)
+            #expect(mail["pushes"] as? Int == 2)
+            #expect(mail["escalations"] as? Int == 1)
+            #expect(mail["unreachableDevices"] as? Int == 1)
+            #expect(mail["wakeSuccessRate"] as? Double == 0)
+            let missed = try #require(Self.kind("wake", in: mail))
+            #expect(missed["connectedWithinWindow"] as? Int == 0)
+            #expect(missed["notConnectedWithinWindow"] as? Int == 1)
+            #expect(Self.kind("unreachable-alert", in: mail)?["pushes"] as? Int == 1)
+        }
+    }
+
+    static func kind(_ reason: String, in report: [String: Any]) -> [String: Any]? {
+        (report["kinds"] as? [[String: Any]])?.first { $0["reason"] as? String == reason }
+    }
+
     @Test func aMissedWakeEscalatesToAlertsUntilTheDeviceConnects() async throws {
         try await SyncTestServer.with(delivery: true, configure: Self.fast) { server in
             let credential = try await server.device(user: "alice", device: "phone", token: Self.token)
@@ -242,13 +294,25 @@ extension SyncTestServer {
     /// remote-notification background mode); returns its sync credential.
     func device(
         user: String, device: String, token: String?, voip: String? = nil,
-        modes: Set<String> = ["remote-notification"], serviceExtension: Bool = false
+        modes: Set<String> = ["remote-notification"], serviceExtension: Bool = false, app: String = "chat"
     ) async throws -> String {
+        // `mail` serves production devices only (APITestFixture).
         try await store.registerDevice(DeviceRegistration(
-            appID: "chat", deviceID: device, userID: user, bundleID: "com.example.chat", environment: .sandbox,
-            pushToken: token, voipToken: voip,
+            appID: app, deviceID: device, userID: user, bundleID: "com.example.\(app)",
+            environment: app == "mail" ? .production : .sandbox, pushToken: token, voipToken: voip,
             capabilities: DeviceCapabilities(notificationServiceExtension: serviceExtension, backgroundModes: modes)))
-        return try await store.issueDeviceCredential(DeviceRef(appID: "chat", deviceID: device))
+        return try await store.issueDeviceCredential(DeviceRef(appID: app, deviceID: device))
+    }
+
+    /// `GET /v1/delivery/report` of the key's app, parsed.
+    func report(key: String) async throws -> [String: Any] {
+        let response = try await http { client in
+            try await client.get("/v1/delivery/report", headers: APITestFixture.headers(bearer: key))
+        }
+        guard response.status == .ok, let body = response.body,
+            let report = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
+        else { throw FixtureError.unexpected("report: \(response.status)") }
+        return report
     }
 
     /// Waits until the emulator has accepted at least `count` pushes for the token; returns them.
@@ -275,11 +339,13 @@ extension SyncTestServer {
         throw FixtureError.unexpected("no matching push: \(emulator.deliveries(to: token).map(\.payloadString))")
     }
 
-    /// Waits until an outbox record of `chat` matches.
-    func waitForPush(timeout: Duration = .seconds(5), _ matches: (PushRecord) -> Bool) async throws -> PushRecord {
+    /// Waits until an outbox record of the app matches.
+    func waitForPush(
+        app: String = "chat", timeout: Duration = .seconds(5), _ matches: (PushRecord) -> Bool
+    ) async throws -> PushRecord {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            let records = try await store.pushRecords(appID: "chat", since: Date(timeIntervalSince1970: 0))
+            let records = try await store.pushRecords(appID: app, since: Date(timeIntervalSince1970: 0))
             if let found = records.first(where: matches) { return found }
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -89,12 +89,12 @@ struct SyncTestServer: Sendable {
 
     /// Posts a message through the HTTP API; returns its id.
     @discardableResult
-    func post(to users: [String], text: String = "hi", kind: String = "message") async throws -> String {
+    func post(to users: [String], text: String = "hi", kind: String = "message", key: String? = nil) async throws -> String {
         let recipients = users.map { "\"\($0)\"" }.joined(separator: ",")
         let body = #"{"recipients":{"users":[\#(recipients)]},"kind":"\#(kind)","payload":{"text":"\#(text)"}}"#
         let response = try await http { client in
             try await client.post(
-                "/v1/messages", headers: APITestFixture.headers(bearer: chatKey), body: ByteBuffer(string: body))
+                "/v1/messages", headers: APITestFixture.headers(bearer: key ?? chatKey), body: ByteBuffer(string: body))
         }
         guard response.status == .accepted, let buffer = response.body,
             let id = (try? JSONParser.parse(Array(buffer.readableBytesView)))?["id"]?.string
