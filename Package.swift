@@ -154,7 +154,7 @@ let package = Package(
             name: "BeckonServerTests",
             dependencies: [
                 "BeckonServer", "BeckonNode", "BeckonStore", "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "BeckonSeal",
-                "APNSCore", "TestLogCapture",
+                "APNSCore", "TestCapture",
                 "APNSEmulator",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -187,7 +187,7 @@ let package = Package(
         .testTarget(
             name: "BeckonStoreTests",
             dependencies: [
-                "BeckonStore", "BeckonProtocol", "APNSCore", "TestLogCapture", .product(name: "GRDB", package: "GRDB.swift"),
+                "BeckonStore", "BeckonProtocol", "APNSCore", "TestCapture", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -200,19 +200,19 @@ let package = Package(
         ),
         // Every log line of the test process into one file, for scripts/scan-logs.py (issue 15).
         .target(
-            name: "TestLogCapture",
+            name: "TestCapture",
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
-            path: "Tests/TestLogCapture"
+            path: "Tests/TestCapture"
         ),
         // The emulator harness every test target shares: start an emulator with keys and bundle
         // ids, a raw HTTP/2 client, a control API client, provider keys and a settable clock.
         .target(
             name: "EmulatorTestSupport",
             dependencies: [
-                "APNSEmulator", "APNSCore", "TestLogCapture",
+                "APNSEmulator", "APNSCore", "TestCapture",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -292,7 +292,7 @@ let package = Package(
             name: "BeckonClientServerTests",
             dependencies: [
                 "BeckonClient", "BeckonClientNIO", "BeckonClientTestSupport", "BeckonProtocol", "BeckonJSON", "BeckonSeal",
-                "BeckonNode", "BeckonServer", "BeckonStore", "TestLogCapture",
+                "BeckonNode", "BeckonServer", "BeckonStore", "TestCapture",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

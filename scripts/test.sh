@@ -10,8 +10,11 @@ cd "$(dirname "$0")/.."
 # tests' every record goes to one file) and is scanned for secrets in full at the end (issue 15).
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/beckon-test-logs.XXXXXX")
 export TMPDIR="$LOGS" BECKON_TEST_LOG_FILE="$LOGS/swift-test.log" BECKON_LOG_LEVEL=trace
+# Every HTTP answer the Swift tests see is recorded and checked against openapi.yaml.
+export BECKON_TEST_RESPONSES_FILE="$LOGS/responses.jsonl"
 echo "logs of this run: $LOGS"
 swift test 2>&1 | tee "$LOGS/swift-test.out"
+python3 scripts/check-responses.py --min-responses 300 "$BECKON_TEST_RESPONSES_FILE"
 python3 scripts/check-citations.py
 scripts/apns-interop.sh
 swift build --product beckon >/dev/null

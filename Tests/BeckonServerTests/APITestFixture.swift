@@ -6,7 +6,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Prometheus
-import TestLogCapture
+import TestCapture
 
 /// A server on a fresh SQLite file with two apps, `chat` and `mail`, and an API key for each.
 struct APITestFixture: Sendable {
@@ -55,7 +55,7 @@ struct APITestFixture: Sendable {
             mailKey: try await store.createAPIKey(appID: "mail", name: "test").secret)
         let app = Application(router: BeckonHTTPServer.router(api: api, metrics: PrometheusCollectorRegistry()))
         do {
-            try await app.test(.router) { client in try await body(fixture, client) }
+            try await app.test(.router) { client in try await body(fixture, RecordingTestClient(base: client)) }
         } catch {
             try? store.close()
             throw error

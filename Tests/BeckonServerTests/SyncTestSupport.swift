@@ -11,7 +11,7 @@ import Metrics
 import NIOWebSocket
 import Prometheus
 import ServiceLifecycle
-import TestLogCapture
+import TestCapture
 
 /// A real `beckon serve` listener (HTTP API and sync gateway, `BeckonService`) on port 0 over a
 /// fresh SQLite file, with the app `chat` and an API key for it.
@@ -102,10 +102,12 @@ struct SyncTestServer: Sendable {
         return id
     }
 
-    func http(_ operation: @escaping @Sendable (TestClient) async throws -> TestClient.Response) async throws
+    func http(_ operation: @escaping @Sendable (RecordingLiveClient) async throws -> TestClient.Response) async throws
         -> TestClient.Response
     {
-        try await TestClient.withClient(host: "127.0.0.1", port: port, operation: operation)
+        try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+            try await operation(RecordingLiveClient(base: client))
+        }
     }
 
     func connect(_ credential: String?, subprotocol: Bool = true) async throws -> SyncTestClient {

@@ -5,7 +5,7 @@ import PostgresNIO
 import Testing
 
 @testable import BeckonStore
-import TestLogCapture
+import TestCapture
 
 /// A clock the test moves by hand.
 final class TestClock: @unchecked Sendable {

@@ -1,7 +1,7 @@
 import APNSCore
 import APNSEmulator
 import Foundation
-import TestLogCapture
+import TestCapture
 
 /// Starts an emulator that knows `key` (and `extraKeys`), runs the body, shuts it down.
 ///

@@ -11,7 +11,7 @@ import Prometheus
 import ServiceLifecycle
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import TestLogCapture
+import TestCapture
 #endif
 
 /// A real Beckon node (HTTP API, sync gateway, delivery with the built-in APNs emulator) on a
@@ -106,6 +106,9 @@ struct ClientTestServer: Sendable {
         }
         let (data, response) = try await URLSession.shared.data(for: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        ResponseCapture.record(
+            method: method, uri: path, status: status,
+            contentType: (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type"), body: Array(data))
         return (status, try? JSONParser.parse(Array(data)))
     }
 
