@@ -8,7 +8,7 @@ device tokens or secrets in full").
 
 Each PATH is a file, or a directory searched for *.log and *.out files. scripts/test.sh runs it
 over the whole test suite's logs: the Swift tests' (every record at trace level, see
-Tests/TestLogCapture), the swift test output, and the logs of every `beckon serve` and emulator
+Tests/TestCapture), the swift test output, and the logs of every `beckon serve` and emulator
 the scripts started (BECKON_LOG_LEVEL=trace). What Beckon may log is a shortened form: a token's
 first 8 hex digits and "…", a key's public prefix `bk_<id>`. Exits 1 and prints each finding
 (with the secret itself shortened) if any line holds one, or if fewer than --min-lines lines
