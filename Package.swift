@@ -292,7 +292,7 @@ let package = Package(
             name: "BeckonClientServerTests",
             dependencies: [
                 "BeckonClient", "BeckonClientNIO", "BeckonClientTestSupport", "BeckonProtocol", "BeckonJSON", "BeckonSeal",
-                "BeckonNode", "BeckonServer", "BeckonStore", "TestCapture",
+                "BeckonNode", "BeckonServer", "BeckonStore", "TestCapture", "APNSEmulator", "APNSCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

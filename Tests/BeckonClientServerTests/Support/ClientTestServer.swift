@@ -9,9 +9,9 @@ import Foundation
 import Logging
 import Prometheus
 import ServiceLifecycle
+import TestCapture
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import TestCapture
 #endif
 
 /// A real Beckon node (HTTP API, sync gateway, delivery with the built-in APNs emulator) on a
@@ -23,7 +23,10 @@ struct ClientTestServer: Sendable {
     let port: Int
     let chatKey: String
 
-    static func with(_ body: @escaping @Sendable (ClientTestServer) async throws -> Void) async throws {
+    static func with(
+        configure: (inout BeckonServerConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (ClientTestServer) async throws -> Void
+    ) async throws {
         TestLogCapture.install()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-client-e2e-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -38,6 +41,7 @@ struct ClientTestServer: Sendable {
                 id: "chat", bundleID: "com.example.chat", teamID: "TEAM123456",
                 userTokenSecret: "chat-user-token-secret-0123456789abcdef"),
         ]
+        configure(&configuration)
         try await BeckonAPI(store: store, configuration: configuration).declareApps()
         let chatKey = try await store.createAPIKey(appID: "chat", name: "test").secret
 
