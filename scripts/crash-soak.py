@@ -619,7 +619,7 @@ class Soak:
         self.say(f"pushes decided (outbox rows): {len(outbox)}, received at the emulator: {len(outbox) - len(missing) - len(failed)}; "
                  f"missing {len(missing)}, failed {len(failed)}; received twice (at least once): {twice}; "
                  f"not from the outbox: {stray}")
-        self.say("pushes by reason: " + ", ".join(f"{r} {n}" for r, n in sorted(reasons.items())))
+        self.say("pushes by reason: " + (", ".join(f"{r} {n}" for r, n in sorted(reasons.items())) or "none"))
         if missing or failed:
             self.fail(f"decided pushes not received at the emulator: {missing[:3]}; failed: {failed[:3]}")
         if stray:
@@ -686,11 +686,16 @@ class Soak:
         expected = found = 0
         missed = []
         if self.kills:
+            first = self.kills[0]["at"]
+            def pushed_after(user):
+                return {mid for _, _, _, ids, accepted in received(self.control, self.devices[user][1])
+                        if accepted / 1000 >= first for mid in ids}
+            def all_pushed():
+                return all(set(self.ledger.acknowledged_for(u)) <= pushed_after(u) for u in self.users("silent"))
+            # Due REPUSH_DELAY after the restart; a few seconds more for the planner's tick.
+            wait_until(all_pushed, first + self.kills[0]["down"] + REPUSH_DELAY + 10 - time.time(), 0.2)
             for user in self.users("silent"):
-                after = set()
-                for _, _, _, ids, accepted in got[self.devices[user][0]]:
-                    if accepted / 1000 >= self.kills[0]["at"]:
-                        after.update(ids)
+                after = pushed_after(user)
                 for mid in self.ledger.acknowledged_for(user):
                     expected += 1
                     if mid in after:
