@@ -191,7 +191,6 @@ class Ledger:
         self.refused = []        # (key, status, body): a 4xx other than 429 (none expected)
         self.unanswered = []     # keys given up on (none expected)
         self.in_flight = 0
-        self.replays = 0         # answered 200 duplicate after a cut-off attempt
 
     def acknowledged_for(self, user):
         with self.lock:
@@ -218,7 +217,6 @@ class Client:
         self.seq_of = {}         # message id -> seq, each id once (the dedup)
         self.id_at = {}          # seq -> id
         self.keys = {}           # idempotency key (payload) -> set of ids shown for it
-        self.shown = 0           # messages handed to the application
         self.raw = 0             # message frames received
         self.redeliveries = 0    # frames of an id it had already
         self.sessions = 0
@@ -238,8 +236,7 @@ class Client:
                 if self.seq_of[mid] != seq:
                     self.stats.problem(f"{self.name}: message {mid} came as seq {self.seq_of[mid]} and as {seq}")
                 return seq
-            self.seq_of[mid], self.id_at[seq] = seq, mid
-            self.shown += 1
+            self.seq_of[mid], self.id_at[seq] = seq, mid  # handed to the application, once
             key = (frame.get("payload") or {}).get("key")
             self.keys.setdefault(key, set()).add(mid)
         return seq
@@ -248,7 +245,11 @@ class Client:
         """One session from `self.acked` that reads and acknowledges everything up to the user's
         last sequence (the load has stopped), then says `bye`; `until` bounds it. Returns True
         when every id of `want` was shown (in this session or before)."""
-        session = Session(port, self.credential)
+        try:
+            session = Session(port, self.credential)
+        except (OSError, ConnectionError) as error:
+            self.stats.problem(f"{self.name}: the final sync session was refused: {error}")
+            return False
         last = None
         try:
             session.send({"type": "hello", "version": 2, "cursor": self.acked, "window": 100})
@@ -269,6 +270,10 @@ class Client:
                 elif kind == "error":
                     self.stats.problem(f"{self.name}: protocol error {frame}")
             return want <= set(self.seq_of)
+        except (OSError, ConnectionError) as error:
+            self.stats.problem(f"{self.name}: the final sync session ended early: {error} "
+                               f"(close code {getattr(error, 'code', None)})")
+            return False
         finally:
             try:
                 session.send({"type": "bye"})
@@ -380,8 +385,6 @@ def writer(number, base, key, choose, pace, rng, ledger, stop, give_up_at):
         if record:
             with ledger.lock:
                 ledger.posts[name] = record
-                if record["duplicate"]:
-                    ledger.replays += 1
         stop.wait(rng.uniform(0, pace))
 
 
@@ -674,9 +677,11 @@ class Soak:
                  f"decided but not alerted: {len(wrong)}")
         if gap:
             per_kill = [sum(1 for g in gap if g[3] == k) for k in range(len(kill_times))]
-            self.say(f"the gap's messages were answered at most {max(g[2] for g in gap) * 1000:.0f} ms before the kill "
-                     f"that lost their planning (negative: answered after the restart, as a replay); "
-                     f"{sum(1 for n in per_kill if n)} of {len(kill_times)} kills lost some, at most {max(per_kill)} each")
+            before = [g[2] for g in gap if g[2] >= 0]
+            self.say(f"the gap: {len(before)} answered before their kill (at most {max(before, default=0) * 1000:.0f} ms "
+                     f"before it), {len(gap) - len(before)} stored by an attempt the kill cut off and answered after the "
+                     f"restart as the idempotent replay; {sum(1 for n in per_kill if n)} of {len(kill_times)} kills lost "
+                     f"some, at most {max(per_kill)} each")
         if wrong:
             self.fail(f"offline devices not alerted as the docs say: {wrong[:3]}")
         if unexplained:
