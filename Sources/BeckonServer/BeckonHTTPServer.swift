@@ -85,7 +85,10 @@ public enum BeckonHTTPServer {
         logger.info("connection limit", metadata: ["http.max-connections": "\(limiter.limit)"])
         let tls = try makeTLSConfiguration(configuration)
         let server = HTTPServerBuilder { responder in
-            let plain = SyncUpgradeChannel(responder: responder, gateway: gateway)
+            let plain = SyncUpgradeChannel(
+                responder: responder, gateway: gateway,
+                http1: HTTP1Channel.Configuration(idleTimeout: .seconds(Int64(configuration.idleSeconds))),
+                requestHeadTimeout: .seconds(Int64(configuration.requestHeadSeconds)))
             guard let tls else { return ConnectionLimitedChannel(base: plain, limiter: limiter) }
             return ConnectionLimitedChannel(base: try TLSChannel(plain, tlsConfiguration: tls), limiter: limiter)
         }

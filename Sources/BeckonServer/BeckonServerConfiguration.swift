@@ -15,6 +15,13 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     /// beyond it new ones are closed at once. Unset: the open-files limit less 256, so the
     /// process never runs out of file descriptors (see `ConnectionLimitedChannel`).
     public var maximumConnections: Int?
+    /// `http.request-head-seconds`: time a new connection has to send its first request head (TLS
+    /// handshake included); a slower one is closed. Without it a client trickling header bytes
+    /// (slowloris) holds a connection, and a slot of `http.max-connections`, for ever.
+    public var requestHeadSeconds: Int = 10
+    /// `http.idle-seconds`: a keep-alive HTTP connection with no request for this long is closed
+    /// (sync sessions have their own pings).
+    public var idleSeconds: Int = 60
     /// `database.path`: the SQLite file (WAL mode); created on first start.
     public var databasePath: String
     /// `database.url`: `postgres://user[:password]@host[:port]/database` puts the store on
@@ -170,6 +177,8 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             ("cluster.poll-seconds", \Self.clusterPollSeconds),
             ("cluster.hint-delay-ms", \Self.clusterHintDelayMilliseconds),
             ("database.cache-mib", \Self.databaseCacheMiB),
+            ("http.request-head-seconds", \Self.requestHeadSeconds),
+            ("http.idle-seconds", \Self.idleSeconds),
         ] as [(String, WritableKeyPath<Self, Int>)] {
             self[keyPath: value] = config.int(forKey: ConfigKey(key), default: self[keyPath: value])
             guard self[keyPath: value] >= 1 else { throw .invalid(key: key, "must be at least 1") }

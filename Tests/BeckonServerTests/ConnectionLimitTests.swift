@@ -35,6 +35,41 @@ import Testing
         }
     }
 
+    /// Slowloris: a client that trickles its request head a byte at a time is closed once
+    /// `http.request-head-seconds` have passed since it connected, however steadily it trickles;
+    /// a client that sends its head in time is answered, and its keep-alive connection is closed
+    /// after `http.idle-seconds` without a request.
+    @Test func slowHeadersAndIdleKeepAliveConnectionsAreClosed() async throws {
+        try await SyncTestServer.with(configure: {
+            $0.requestHeadSeconds = 1
+            $0.idleSeconds = 2
+        }) { server in
+            let slow = try await RawConnection.open(port: server.port)
+            let opened = ContinuousClock.now
+            var closed = false
+            for byte in "GET /health HTTP/1.1\r\nHost: test\r\nX-Slow: ".utf8 {
+                // A byte every 100 ms: a read-idle timer of a second would never fire.
+                guard slow.channel.isActive, (try? await slow.channel.writeAndFlush(ByteBuffer(bytes: [byte])).get()) != nil
+                else {
+                    closed = true
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let held = ContinuousClock.now - opened
+            #expect(closed, "the trickling client must be cut off")
+            #expect(held >= .seconds(1) && held < .seconds(4), "closed after \(held) (100 ms a byte)")
+
+            let prompt = try await RawConnection.open(port: server.port)
+            #expect(try await prompt.get("/health").hasPrefix("HTTP/1.1 200"))
+            // Kept alive past the head deadline (it applies to the first head only)...
+            try await Task.sleep(for: .milliseconds(1200))
+            #expect(try await prompt.get("/health").hasPrefix("HTTP/1.1 200"))
+            // ...and closed once idle for longer than http.idle-seconds.
+            #expect(try await prompt.closedByPeer(within: .seconds(6)))
+        }
+    }
+
     @Test func unsetLimitFollowsTheOpenFilesLimit() {
         let limit = FileDescriptorLimit.connectionLimit(configured: nil)
         #expect(limit >= 16)

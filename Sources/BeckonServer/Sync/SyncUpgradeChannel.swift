@@ -34,11 +34,17 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     let gateway: SyncGateway
     let http1: HTTP1Channel.Configuration
+    /// How long a new connection has to deliver its first request head (`http.request-head-seconds`).
+    let requestHeadTimeout: TimeAmount?
 
-    init(responder: @escaping HTTPChannelHandler.Responder, gateway: SyncGateway, http1: HTTP1Channel.Configuration = .init()) {
+    init(
+        responder: @escaping HTTPChannelHandler.Responder, gateway: SyncGateway, http1: HTTP1Channel.Configuration = .init(),
+        requestHeadTimeout: TimeAmount? = nil
+    ) {
         self.responder = responder
         self.gateway = gateway
         self.http1 = http1
+        self.requestHeadTimeout = requestHeadTimeout
     }
 
     /// Every connection's receive buffer starts small: most are idle sync sessions whose frames
@@ -97,6 +103,13 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             pipeline.decoderConfiguration.maxHeaderListSize = http1.httpDecoder.maxHeaderListSize
             pipeline.decoderConfiguration.maxHeaderFieldCount = http1.httpDecoder.maxHeaderFieldCount
             let negotiated = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: pipeline)
+            // Slow headers (slowloris): the negotiation ends when the first request head is in.
+            // Until then only this deadline bounds the connection; a byte now and then does not
+            // reset it, as a read-idle timer would be.
+            if let requestHeadTimeout {
+                let deadline = channel.eventLoop.scheduleTask(in: requestHeadTimeout) { channel.close(promise: nil) }
+                negotiated.whenComplete { _ in deadline.cancel() }
+            }
             return Value(negotiated: negotiated, channel: channel)
         }
     }
