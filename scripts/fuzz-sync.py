@@ -27,7 +27,7 @@ logged no error, close the last bystander with 1001 on SIGTERM and exit 0. A sho
 second server (ping interval 1 s) checks the documented ping timeout (close 1001), and a first
 phase measures the memory of a server whose client sends pings and never reads the pongs.
 
-The default run is the CI one (`--frames 40000`); `--frames 1000000` is the long run. Exits 0 if
+The default run is the CI one (`--frames 100000`); `--frames 1000000` is the long run. Exits 0 if
 every check passed, 1 otherwise, with a summary per input class.
 """
 import argparse, base64, collections, json, os, random, select, shutil, signal, socket, subprocess, sys
@@ -530,6 +530,7 @@ def ping_text(rng, pad=0):
 def valid_prefix(rng, context, most=12):
     """Valid traffic after `welcome`: pings (JSON and WebSocket), stale acks, reads of unknown
     ids, unsolicited pongs, fragmented frames with control frames among the fragments."""
+    most = min(most * 3, 40) if getattr(context, "long", False) else most  # well under the queued-frame limit
     frames = Frames(rng)
     for _ in range(rng.randint(0, most)):
         kind = rng.randrange(8)
@@ -1148,7 +1149,7 @@ def c_flood(rng, index, ctx):
     names = ["reads of unknown ids", "big reads", "big reads under the limit", "stale acks", "json pings", "empty reads",
              "before hello", "websocket pings", "mixed"]
     name = pick(rng, index, names)
-    count = rng.randint(2000, 20000 if ctx.long else 5000)
+    count = rng.randint(2000, 10000 if ctx.long else 5000)
     frames = Frames(rng)
     hello = name != "before hello"
     if name == "big reads":
@@ -1202,7 +1203,8 @@ def c_flood(rng, index, ctx):
 def c_close(rng, index, ctx):
     names = ["valid code", "valid code with reason", "empty close", "one byte", "invalid code", "reserved 1005",
              "reserved 1006", "reserved 1015", "code 0", "code 5000", "before hello", "no answer to the server's close",
-             "no answer after a protocol error", "two violations at once", "a violation after the server's close"]
+             "no answer after a protocol error", "no answer after an oversized frame", "two violations at once",
+             "a violation after the server's close"]
     name = pick(rng, index, names)
     frames = Frames(rng)
     hello, doc, rfc, note = name != "before hello", ANSWERED, None, "the server answers the close frame and hangs up"
@@ -1222,7 +1224,7 @@ def c_close(rng, index, ctx):
         note += "; a 1-byte close body is a protocol error in RFC 6455 §5.5.1"
     elif name in ("invalid code", "reserved 1005", "reserved 1006", "reserved 1015", "code 0", "code 5000"):
         code = {"reserved 1005": 1005, "reserved 1006": 1006, "reserved 1015": 1015, "code 0": 0, "code 5000": 5000}.get(
-            name, rng.choice([999, 1004, 1012, 1013, 1014, 1016, 2000, 2999, 65535]))
+            name, rng.choice([999, 1004, 1016, 1100, 2000, 2999, 65535]))
         frames.add(0x8, close_payload(code))
         rfc = close(1002)
         note += "; RFC 6455 §7.4 defines no such code (1005, 1006, 1015 must never be sent), so 1002"
@@ -1232,6 +1234,13 @@ def c_close(rng, index, ctx):
                      and a.conn.hung_up_after() <= CLOSE_WAIT + 1.0)
         reply = False
         note = "the server waits at most 2 s for the client's answer to its close frame"
+    elif name == "no answer after an oversized frame":
+        frames.add(0x1, b"", length=ctx.max_frame + rng.randint(1, 1000))
+        doc = Expect(f"close 1009, the hang-up within {CLOSE_WAIT:g} s (+1 s)", lambda a: a.close == 1009 and
+                     a.conn.hung_up_after() is not None and a.conn.hung_up_after() <= CLOSE_WAIT + 1.0)
+        reply = False
+        note = ("the server waits at most 2 s for the client's answer to its close frame (after a frame over the "
+                "limit it does not wait at all)")
     elif name == "two violations at once":
         frames.add(rng.choice([3, 4, 0xB]), b"x")
         frames.add(rng.choice([0x9, 0xA]), rng.randbytes(rng.randint(126, 1000)))
@@ -1259,7 +1268,7 @@ def c_close(rng, index, ctx):
 
 def c_sessions(rng, index, ctx):
     names = ["app replaces app", "extension refused while the app is live", "app preempts extension",
-             "extension replaces extension"]
+             "extension replaces extension", "storm of app sessions", "storm of app and extension sessions"]
     name = pick(rng, index, names)
     return Case("sessions", index, name, Frames(rng), device="roles", run=run_sessions_case,
                 note="one session per device and role (docs/sync-protocol.md)")
@@ -1278,7 +1287,7 @@ def c_noise(rng, index, ctx):
     bytes between frames. No single answer is documented for these; the invariants hold."""
     frames = Frames(rng)
     limit = ctx.max_frame
-    for _ in range(rng.randint(1, 24)):
+    for _ in range(rng.randint(1, 60 if ctx.long else 24)):
         roll = rng.random()
         if roll < 0.08:
             frames.raw(rng.randbytes(rng.randint(1, 40)), 1)
@@ -1444,8 +1453,67 @@ def run_after_close_case(ctx, case):
         conn.close()
 
 
+def run_storm_case(ctx, case):
+    """Many sessions of one device say hello at once: exactly one app session is left, working;
+    every other one is closed with 4001 (replaced) or, an extension, 4002 (preempted, refused)."""
+    rng = random.Random(f"{ctx.seed}:{case.id}")
+    count = rng.randint(8, 40 if ctx.long else 20)
+    roles = ["app"] * count if case.name == "storm of app sessions" else [rng.choice(["app", "extension"]) for _ in range(count)]
+    roles[rng.randrange(count)] = "app"
+    conns = [Conn(ctx.port, ctx.credentials["roles"]) for _ in range(count)]
+    sent = 0
+    try:
+        for conn, role in zip(conns, roles):
+            conn.sock.setblocking(True)
+            conn.sock.sendall(ws_frame(0x1, encode({"type": "hello", "version": 2, "cursor": PRELOADED, "role": role}),
+                                       key=rng.randbytes(4)))
+            conn.sock.setblocking(False)
+            sent += 1
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            for conn in conns:
+                if conn.close_at is None and conn.eof_at is None:
+                    conn.pump(b"", timeout=0.01)
+            settled = all(c.close_at is not None or any(f.get("type") == "welcome" for f in c.texts) for c in conns)
+            if settled and sum(c.close_at is None for c in conns) <= 1:
+                break
+        # Closes may still be on their way to sessions that got welcome: a moment more.
+        end = time.monotonic() + 0.5
+        while time.monotonic() < end:
+            for conn in conns:
+                if conn.close_at is None and conn.eof_at is None:
+                    conn.pump(b"", timeout=0.01)
+        problems = []
+        alive = [(c, r) for c, r in zip(conns, roles) if c.close_at is None and c.eof_at is None]
+        codes = collections.Counter((r, c.close_code) for c, r in zip(conns, roles) if c.close_at is not None)
+        for (role, code), number in codes.items():
+            if code not in ((4001,) if role == "app" else (4001, 4002)) :
+                problems.append(f"{number} {role} sessions closed with {code}")
+        for conn in conns:
+            if conn.errors():
+                problems.append(f"an error frame: {conn.errors()[0]}")
+                break
+        if len(alive) != 1 or alive[0][1] != "app":
+            problems.append(f"{len(alive)} sessions left ({[r for _, r in alive]}), documented: the last app session")
+        else:
+            probe_id, probe = probe_frames(ctx, case, True)
+            sent += probe.count
+            alive[0][0].pump(probe.bytes(), timeout=8)
+            if Answer(alive[0][0], "probe", probe_id).text != "accepted":
+                problems.append("the app session left does not work")
+        result = Answer(conns[0], "storm")
+        summary = ", ".join(f"{r} {c}×{n}" for (r, c), n in sorted(codes.items()))
+        result.text = "as documented" if not problems else "; ".join(problems) + f" ({summary})"
+        return result, sent
+    finally:
+        for conn in conns:
+            conn.close()
+
+
 def run_sessions_case(ctx, case):
     """Two sessions of one device (`roles`): the first's close code and the second still usable."""
+    if case.name.startswith("storm"):
+        return run_storm_case(ctx, case)
     first_role, second_role, first_code, second_refused = {
         "app replaces app": ("app", "app", 4001, False),
         "extension refused while the app is live": ("app", "extension", None, True),
@@ -1665,6 +1733,7 @@ class Tally:
         self.deviations = collections.Counter()
         self.deviation_examples = {}
         self.silent = collections.Counter()
+        self.kinds = collections.Counter()
         self.seconds = 0.0
 
 
@@ -1759,12 +1828,17 @@ def hostile_worker(ctx, queue, tallies, lock, strict, stop, progress):
             tally.frames += sent
             tally.seconds += time.monotonic() - started
             key = answer.text if answer else "error"
+            if answer and cls == "close" and answer.conn.close_at is not None:
+                hung = answer.conn.hung_up_after()
+                key += ", hung up " + ("never" if hung is None else "at once" if hung < 0.5 else f"after {hung:.0f} s")
             tally.answers[f"{case.name}: {key}" if cls not in ("noise",) else key] += 1
             if deviation:
                 tally.deviations[f"{case.name}: {key} ({deviation})"] += 1
             if case.doc is None and cls not in ("noise", "sessions", "upgrade"):
                 tally.silent[case.note] += 1
             if problems:
+                for problem in problems:
+                    tally.kinds[f"{case.name}: {problem[:110]}" if cls != "noise" else problem[:110]] += 1
                 detail = describe(case, answer) if answer else f"{case.id} {case.name!r}"
                 tally.failures.append(f"{detail}\n      problems: {'; '.join(problems)}")
             progress(sent)
@@ -1896,7 +1970,7 @@ def schedule(args, seed):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("binary", nargs="?")
-    parser.add_argument("--frames", type=int, default=40000, help="hostile frames to send at least (default 40000; long run: 1000000)")
+    parser.add_argument("--frames", type=int, default=100000, help="hostile frames to send at least (default 100000; long run: 1000000)")
     parser.add_argument("--seed", type=int, default=None, help="the seed of every case (default: from the clock, printed)")
     parser.add_argument("--workers", type=int, default=2, help="hostile sessions at a time")
     parser.add_argument("--bystanders", type=int, default=3)
@@ -2171,8 +2245,14 @@ def main():
         for cls in CLASSES:
             if cls in tallies and tallies[cls].failures:
                 failed.append(f"{cls}: {len(tallies[cls].failures)} cases failed")
-                for line in tallies[cls].failures[:8]:
+                for line in tallies[cls].failures[:5]:
                     print(f"FAILED {line}")
+        kinds = [(cls, kind, count) for cls in CLASSES if cls in tallies for kind, count in tallies[cls].kinds.items()]
+        if kinds:
+            print()
+            print("failed checks by kind:")
+            for cls, kind, count in sorted(kinds, key=lambda k: -k[2]):
+                print(f"  {cls}/{kind} ×{count}")
         if total_frames < args.frames and not args.only:
             failed.append(f"only {total_frames} hostile frames were sent, {args.frames} asked")
         if failed:
