@@ -1802,12 +1802,14 @@ def describe(case, answer, limit=160):
             f"{len(data)} bytes: {shown}{'…' if len(data) > limit else ''}; last frames in: {frames_in}")
 
 
-def hostile_worker(ctx, queue, tallies, lock, strict, stop, progress):
+def hostile_worker(ctx, queue, tallies, lock, strict, stop, progress, running, died):
     while not stop.is_set():
         item = queue()
         if item is None:
             return
         cls, index = item
+        with lock:
+            running[ctx.worker] = f"{cls}:{index}"
         make, _ = CLASSES[cls]
         rng = random.Random(f"{ctx.seed}:{cls}:{index}")
         started = time.monotonic()
@@ -1818,6 +1820,8 @@ def hostile_worker(ctx, queue, tallies, lock, strict, stop, progress):
             problems, deviation = judge(case, answer, strict)
         except Exception as error:  # noqa: BLE001 - a case that cannot run is a failure, reported
             problems, deviation = [f"the case failed to run: {type(error).__name__}: {error}"], None
+            if ctx.server.process.poll() is not None:
+                problems.append(f"the server exited (code {ctx.server.process.returncode}) during this case")
             sent = case.frames.count if case else 0
             answer = None
             if case is None:
@@ -1841,6 +1845,9 @@ def hostile_worker(ctx, queue, tallies, lock, strict, stop, progress):
                     tally.kinds[f"{case.name}: {problem[:110]}" if cls != "noise" else problem[:110]] += 1
                 detail = describe(case, answer) if answer else f"{case.id} {case.name!r}"
                 tally.failures.append(f"{detail}\n      problems: {'; '.join(problems)}")
+            if ctx.server.process.poll() is not None and not died:
+                died.extend(sorted(set(running.values())))
+            running.pop(ctx.worker, None)
             progress(sent)
 
 
@@ -2001,6 +2008,7 @@ def main():
         f"{args.bystanders} bystanders (replay a case with --seed {seed} --replay CLASS:INDEX)")
 
     work = tempfile.mkdtemp(prefix="beckon-fuzz-sync.")
+    log(f"work directory {work} (the server's log: server.log)")
     started = time.monotonic()
     failed = []
     server = Server(binary, work, "server", {"BECKON_SYNC_MAX_FRAME_BYTES": str(args.max_frame_bytes),
@@ -2092,6 +2100,8 @@ def main():
 
         def next_case():
             with queue_lock:
+                if server.process.poll() is not None:
+                    return None
                 item = next(issued, None)
                 if item is not None:
                     return item
@@ -2108,12 +2118,13 @@ def main():
                     f"server RSS {server.memory() // 1024 if server.memory() else '?'} MiB")
 
         threads = []
+        running, died = {}, []
         phase_started = time.monotonic()
         for w in range(args.workers):
             ctx = Context(server, args, w, workers[w])
             ctx.seed = seed
             thread = threading.Thread(target=hostile_worker, args=(ctx, next_case, tallies, lock, args.strict_rfc,
-                                                                    threading.Event(), progress), daemon=True)
+                                                                    threading.Event(), progress, running, died), daemon=True)
             thread.start()
             threads.append(thread)
         for thread in threads:
@@ -2170,7 +2181,11 @@ def main():
         healthy = alive and server.healthy()
         rss_final = server.memory()
         if not alive:
-            failed.append(f"the server is not running any more (exit code {server.process.returncode})")
+            failed.append(f"the server is not running any more (exit code {server.process.returncode}); the cases "
+                          f"running when it was found dead: {', '.join(died) or '?'} (replay with --seed {seed} --replay ...)")
+            with open(server.log_path, "rb") as handle:
+                tail = handle.read()[-3000:].decode("utf-8", "replace")
+            print("the end of the server's log:\n" + tail)
         elif not healthy:
             failed.append("the server does not answer GET /health with 200")
         problems = server.log_problems()
