@@ -59,7 +59,7 @@ Timing: the default (CI) run, --seconds 24 (two seconds per phase), takes about 
 2-core machine: the never-respond phase must wait out the client's 30 s deadline. A long run:
 --seconds 720 (one minute per phase). Everything stays on loopback.
 """
-import argparse, json, os, random, re, shutil, signal, subprocess, sys, tempfile, threading, time
+import argparse, collections, json, os, random, re, shutil, signal, sqlite3, subprocess, sys, tempfile, threading, time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
@@ -75,6 +75,7 @@ CLIENT_DEADLINE = 30         # APNSClientConfiguration.defaultDeadline, seconds
 DELIVERY_ATTEMPTS = 8        # delivery.attempts (default, kept)
 RETRY_BASE, RETRY_CAP = 1, 2  # delivery.retry-base/cap-seconds: short, so a phase drains in seconds
 SHUTDOWN_MARGIN = 2.0        # seconds allowed past shutdown.grace-seconds
+CACHE_MIB = 2                # database.cache-mib (see main)
 PLATEAU_FRACTION, PLATEAU_SLACK_KIB = 0.10, 8 * 1024
 
 
@@ -416,6 +417,7 @@ class Soak:
         requests = emu("requests")
         row = {
             "phase": phase.name, "faults": phase.description, "drained": ok, "drain_seconds": round(drain_seconds, 1),
+            "window": (before["time"], after["time"]),
             "posting_seconds": round(posting, 1), "messages": after["posted"] - before["posted"], "pushes": int(pushes),
             "requests": requests, "factor": round(requests / pushes, 3) if pushes else None,
             "sent": int(metric("beckon_push_results_total", result="sent")),
@@ -472,6 +474,30 @@ def plateau(samples):
             f"{result['VmRSS'][1] / 1024:.0f} MiB in the last (limit {result['VmRSS'][0] * (1 + PLATEAU_FRACTION) / 1024 + 8:.0f}); "
             f"RssAnon {first[2] / 1024:.0f} -> {result['RssAnon'][0] / 1024:.0f} -> {result['RssAnon'][1] / 1024:.0f} MiB")
     return result["VmRSS"][2], text
+
+
+def outbox(path):
+    """Every push the server decided, from its outbox table (read-only; the server keeps running):
+    {apns-id: (device id, state, status, reason, attempts, created_at seconds)}."""
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30) as db:
+        rows = db.execute("SELECT id, device_id, state, status, apns_reason, attempts, created_at FROM push_outbox").fetchall()
+    return {row[0].lower(): (row[1], row[2], row[3], row[4], row[5], row[6] / 1000) for row in rows}
+
+
+def per_push(rows, pushes, accepted):
+    """Adds to each phase's row what its pushes' own records say: how many ended failed and why,
+    how many of those the emulator had accepted all the same (its answer was lost with the
+    connection), how many it accepted twice, and the most outbox attempts one push took."""
+    for row in rows:
+        start, end = row["window"]
+        mine = [(pid, push) for pid, push in pushes.items() if start <= push[5] < end
+                and (push[0] == "phone-doomed") == bool(row.get("probe"))]
+        failed = [(pid, push) for pid, push in mine if push[1] == "failed"]
+        row["outbox_pushes"] = len(mine)
+        row["failed_reasons"] = dict(collections.Counter(f"{push[2]} {push[3]}" for _, push in failed))
+        row["failed_but_accepted"] = sum(1 for pid, _ in failed if accepted.get(pid))
+        row["accepted_twice"] = sum(accepted.get(pid, 0) - 1 for pid, _ in mine if accepted.get(pid, 0) > 1)
+        row["max_outbox_attempts"] = max((push[4] for _, push in mine), default=0)
 
 
 def received_ids(emu, token):
@@ -543,14 +569,15 @@ def shutdown_test(soak, deployment, args, checks):
 
 
 def print_table(rows):
-    columns = [("phase", 20), ("pushes", 7), ("requests", 8), ("factor", 6), ("sent", 6), ("failed", 6),
+    columns = [("phase", 20), ("pushes", 7), ("requests", 8), ("factor", 6), ("sent", 6), ("failed", 6), ("acc.f", 5),
+               ("dup", 5),
                ("non-200", 7), ("no ans.", 7), ("goaway", 6), ("reset", 5), ("conns", 5), ("c.retry", 7),
                ("d.retry", 7), ("drain s", 7)]
     log(" ".join(f"{name:>{width}}" if i else f"{name:<{width}}" for i, (name, width) in enumerate(columns)))
     for row in rows:
         non200 = sum(v for k, v in row["answers"].items() if k != "200")
         values = [row["phase"], row["pushes"], row["requests"], f"{row['factor']:.2f}" if row["factor"] else "-",
-                  row["sent"], row["failed"], non200, row["unanswered"], row["goaways"],
+                  row["sent"], row["failed"], row.get("failed_but_accepted"), row.get("accepted_twice"), non200, row["unanswered"], row["goaways"],
                   row["resets"], row["connections"], row["client_retries"], row["dispatcher_retries"], row["drain_seconds"]]
         values = ["-" if v is None else v for v in values]
         log(" ".join(f"{str(v):>{w}}" if i else f"{str(v):<{w}}" for i, (v, (_, w)) in enumerate(zip(values, columns))))
@@ -566,11 +593,18 @@ def main():
     parser.add_argument("--hung", type=int, default=6, help="sends hung at SIGTERM")
     parser.add_argument("--grace", type=int, default=5, help="shutdown.grace-seconds")
     parser.add_argument("--long", action="store_true", help="also the phases meant for long runs (on with --seconds >= 300)")
+    parser.add_argument("--phases", help="only these phases, comma-separated (e.g. to reproduce one)")
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, database)")
     args = parser.parse_args()
     binary = os.path.abspath(args.binary)
     selected = [p for p in phases() if not p.long_only or args.long or args.seconds >= 300]
+    if args.phases:
+        wanted = args.phases.split(",")
+        unknown = set(wanted) - {p.name for p in phases()}
+        if unknown:
+            sys.exit(f"apns-fault-soak: no phase {', '.join(sorted(unknown))}; there are {', '.join(p.name for p in phases())}")
+        selected = [p for p in phases() if p.name in wanted]
     per_phase = max(1.0, args.seconds / len(selected))
 
     work = tempfile.mkdtemp(prefix="beckon-fault-soak.")
@@ -579,7 +613,12 @@ def main():
         "BECKON_APPS_CHAT_DELIVERY_STRATEGY": "content",
         "BECKON_DELIVERY_ATTEMPTS": str(DELIVERY_ATTEMPTS),
         "BECKON_DELIVERY_RETRY_BASE_SECONDS": str(RETRY_BASE), "BECKON_DELIVERY_RETRY_CAP_SECONDS": str(RETRY_CAP),
-        "BECKON_SHUTDOWN_GRACE_SECONDS": str(args.grace)})
+        "BECKON_SHUTDOWN_GRACE_SECONDS": str(args.grace),
+        # The store's caches are bounded by design but larger than this run's whole database (32 MiB
+        # of pages per SQLite connection, a 1 GiB memory map), so with the defaults memory would
+        # follow the database's growth for the whole run. Small and saturated early, they leave any
+        # growth that remains to the push path.
+        "BECKON_DATABASE_CACHE_MIB": str(CACHE_MIB), "BECKON_DATABASE_MMAP_MIB": "0"})
     checks, rows, passed = [], [], False
     try:
         soak = Soak(args, deployment, work)
@@ -611,16 +650,19 @@ def main():
                        and totals["sent"] + totals["failed"] == totals["pushes"],
                        f"{soak.posted} messages, report: {totals['pushes']} pushes, {totals['sent']} sent, "
                        f"{totals['failed']} failed, {totals['pending']} pending"))
-        accepted, duplicates = set(), 0
+        accepted = collections.Counter()
         for user, token in soak.token_of.items():
-            if user in soak.shutdown_users:
-                continue
-            ids = received_ids(soak.emu, token)[0]
-            duplicates += len(ids) - len(set(ids))
-            accepted |= set(ids)
-        checks.append(("emulator accepted = server sent", len(accepted) == totals["sent"],
-                       f"{len(accepted)} distinct apns-ids accepted by the emulator ({duplicates} accepted twice), "
-                       f"{totals['sent']} pushes sent"))
+            if user not in soak.shutdown_users:
+                accepted.update(received_ids(soak.emu, token)[0])
+        pushes = outbox(os.path.join(work, "beckon.sqlite"))
+        per_push(rows, pushes, accepted)
+        sent = {pid for pid, push in pushes.items() if push[1] == "sent"}
+        missing, unknown = sent - set(accepted), set(accepted) - set(pushes)
+        checks.append(("every push recorded sent reached the emulator", not missing and not unknown,
+                       f"{len(sent)} recorded sent, {len(missing)} of them never accepted by the emulator; "
+                       f"{len(unknown)} apns-ids accepted that the server never decided; "
+                       f"{sum(r['failed_but_accepted'] for r in rows)} recorded failed although accepted (the answer "
+                       f"was lost with its connection), {sum(accepted.values()) - len(accepted)} accepted twice"))
         checks.append(("every message accepted", not soak.post_errors,
                        f"{soak.posted} messages got 202" + (f"; {len(soak.post_errors)} did not, first: "
                                                             f"{soak.post_errors[0]}" if soak.post_errors else "")))
@@ -648,9 +690,13 @@ def main():
 
         log("")
         log(f"per fault kind (pushes decided by the server; requests received by the emulator; factor = requests / pushes; "
+            f"acc.f = failed although the emulator accepted it; dup = accepted twice; "
             f"no ans. = streams left unanswered; goaway = GOAWAYs sent, error budget included; "
             f"c.retry / d.retry = APNs client / outbox retries):")
         print_table(rows)
+        for row in rows:
+            if row["failed_reasons"]:
+                log(f"  {row['phase']}: failed {row['failed_reasons']}, at most {row['max_outbox_attempts']} outbox attempts")
         log("")
         for name, ok, detail in checks:
             log(f"{'PASS' if ok else 'FAIL'}  {name}: {detail}")
