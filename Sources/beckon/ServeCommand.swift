@@ -3,6 +3,7 @@ import BeckonNode
 import BeckonServer
 import BeckonStore
 import Configuration
+import Foundation
 import Logging
 import Metrics
 import Prometheus
@@ -36,17 +37,20 @@ struct ServeCommand: AsyncParsableCommand {
             EnvironmentVariablesProvider().prefixKeys(with: "beckon"),
         ]
         if let config { providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(config))) }
-        let settings: BeckonServerConfiguration
+        var settings: BeckonServerConfiguration
         do {
             settings = try BeckonServerConfiguration(reading: ConfigReader(providers: providers))
         } catch {
             throw ValidationError(error.description)
         }
+        // With no app configured, a development app, so that a first run leads somewhere.
+        let development = try DevelopmentApp.prepare(&settings)
 
         // Before any logger exists: each takes its handler, and so its level, when made.
+        let level = settings.logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardOutput(label: label)
-            handler.logLevel = settings.logLevel
+            handler.logLevel = level
             return handler
         }
         let logger = Logger(label: "beckon.server")
@@ -58,8 +62,19 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // Created on first start; the declared apps are saved into it before the listener opens.
         let store = try await BeckonHTTPServer.openStore(configuration: settings, logger: Logger(label: "beckon.store"))
+        var banner: String?
+        if let (readApp, isNew) = development {
+            var app = readApp
+            let issued = try await app.ensureAPIKey(store: store, database: settings.databasePath)
+            banner = app.banner(database: settings.databasePath, showSecrets: isNew || issued)
+        }
         // With no Apple key for an app, this starts the built-in APNs emulator and says so.
-        let node = try await BeckonNode.assemble(configuration: settings, store: store, metrics: registry, logger: logger)
+        let node = try await BeckonNode.assemble(
+            configuration: settings, store: store, metrics: registry, logger: logger,
+            onServerRunning: { [banner] _ in
+                // Straight to the descriptor: print's buffer would hold it when stdout is a file.
+                if let banner { FileHandle.standardOutput.write(Data((banner + "\n").utf8)) }
+            })
         let services = ServiceGroup(configuration: .init(
             services: [node], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         logger.info("starting", metadata: [

@@ -56,14 +56,19 @@ struct CLIHarness {
     }
 
     func beckon(_ arguments: [String]) throws -> Result {
+        try Self.beckonProcess(arguments)
+    }
+
+    /// Runs `beckon` with these arguments to its end.
+    static func beckonProcess(_ arguments: [String]) throws -> Result {
         let process = Process()
-        process.executableURL = Self.executable
+        process.executableURL = executable
         process.arguments = arguments
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
-        try Self.launches.withLock { try process.run() }
+        try launches.withLock { try process.run() }
         // Read before waiting, so a full pipe cannot block the child.
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         let errorData = errors.fileHandleForReading.readDataToEndOfFile()
@@ -77,7 +82,7 @@ struct CLIHarness {
     /// The `beckon` built next to the test bundle (the test target depends on it).
     /// One launch at a time: Foundation's `Process.run()` on Linux crashed (a bad `memcpy` inside
     /// it) when two of this suite's parallel tests launched at once (seen in CI, 2026-11-24).
-    private static let launches = NSLock()
+    static let launches = NSLock()
 
     static let executable: URL = {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()

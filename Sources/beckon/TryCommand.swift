@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `beckon try`: the second of a newcomer's two commands. Against a `beckon serve` running the
+/// development app, it does what an app and its backend do — register a device with a user
+/// token, post a message with the API key — and shows the push the built-in emulator received
+/// for the device, which is offline, so Beckon wakes it (docs/design.md, rule 3).
+struct TryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "try",
+        abstract: "Register a device, post it a message, and show the push (the development app).",
+        discussion: "Start `beckon serve` with no app configured first; it writes the credentials file this reads."
+    )
+
+    @Option(help: "The development app's credentials file.")
+    var credentials: String = DevelopmentApp.credentialsPath(database: "beckon.sqlite")
+    @Option(help: "The user to register a device for and post to.") var user: String = "newcomer"
+    @Option(help: "The message's text.") var text: String = "Hello from Beckon"
+
+    func run() async throws {
+        let app = try DevelopmentApp.load(credentials)
+        guard let apiKey = app.apiKey else { throw ValidationError("\(credentials) holds no API key yet: is beckon serve running?") }
+        let token = DevelopmentApp.randomSecret()  // 32 random bytes in hex: an APNs device token
+        let userToken = UserToken.sign(
+            app: DevelopmentApp.id, user: user, secret: app.userTokenSecret, expires: Date().addingTimeInterval(600))
+
+        let device = try await Self.call("POST", app.url + "/v1/devices", bearer: userToken, body: [
+            "deviceId": "try-\(token.prefix(8))", "bundleId": DevelopmentApp.bundleID, "environment": "sandbox",
+            "tokens": ["remote": token], "capabilities": ["backgroundModes": ["remote-notification"]],
+        ])
+        let deviceID = (device["device"] as? [String: Any])?["deviceId"] as? String ?? "?"
+        print("1. POST /v1/devices with a user token for \"\(user)\": device \(deviceID) registered")
+        let message = try await Self.call("POST", app.url + "/v1/messages", bearer: apiKey, body: [
+            "recipients": ["users": [user]], "kind": "message", "payload": ["text": text],
+            "notification": ["title": "Beckon", "body": text],
+        ])
+        let id = message["id"] as? String ?? "?"
+        print("2. POST /v1/messages with the API key: message \(id) accepted")
+        print("3. The device is not connected, so Beckon pushes it. The emulator received:")
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let received = try await Self.received(control: app.emulatorControl, token: token)
+            if let push = received.first {
+                let data = try JSONSerialization.data(withJSONObject: push, options: [.prettyPrinted, .sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+                print("Connect the device with its credential over the sync protocol (docs/sync-protocol.md) to get the message itself.")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw ValidationError("no push reached the emulator in 10 s (see the server's log)")
+    }
+
+    static func received(control: String, token: String) async throws -> [[String: Any]] {
+        let (data, response) = try await URLSession.shared.data(from: URL(string: "\(control)/devices/\(token)/received")!)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { return [] }
+        return (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["notifications"] as? [[String: Any]] ?? []
+    }
+
+    static func call(_ method: String, _ url: String, bearer: String, body: [String: Any]) async throws -> [String: Any] {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = method
+        request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard (200..<300).contains(status), let answer = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw ValidationError("\(method) \(url): \(status) \(String(decoding: data, as: UTF8.self))")
+        }
+        return answer
+    }
+}
