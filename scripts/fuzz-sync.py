@@ -168,6 +168,7 @@ class Conn:
         self.reset = False
         self.write_failed = False
         self.violations = []    # malformed server frames
+        self.extra_closes = []  # codes of close frames after the first (there should be none)
         self.pings = 0
         self.started = time.monotonic()
         if self.status == 101:
@@ -218,8 +219,11 @@ class Conn:
     def _received(self, opcode, payload, answer_pings):
         now = time.monotonic()
         self.frames.append((opcode, payload, now))
-        if self.close_code is not None or self.close_at is not None:
+        if self.close_at is not None:
             self.violations.append(f"a frame (opcode {opcode:#x}) after the server's close frame")
+            if opcode == 0x8:
+                self.extra_closes.append(int.from_bytes(payload[:2], "big") if len(payload) >= 2 else None)
+            return
         if opcode == 0x1:
             try:
                 value = json.loads(payload.decode("utf-8"))
@@ -248,7 +252,7 @@ class Conn:
                 self.pending += ws_frame(0xA, payload, key=os.urandom(4))
 
     def pump(self, data=b"", until=None, timeout=5.0, quiet=None, answer_pings=True, reply_close=True,
-             half_close=False, eof_wait=CLOSE_WAIT + 2.0):
+             half_close=False, eof_wait=CLOSE_WAIT + 2.0, through_close=False):
         """Writes `data` while reading. Returns when `until(self)` holds ("until"), when the server's
         close frame came (then answered unless `reply_close`, and the hang-up awaited, at most
         `eof_wait`): "close"; when the connection ended: "eof" or "reset"; after `quiet` seconds
@@ -263,7 +267,7 @@ class Conn:
                 return "until"
             if self.eof_at is not None:
                 return "reset" if self.reset else "eof"
-            if self.close_at is not None:
+            if self.close_at is not None and not through_close:
                 return self._after_close(reply_close, eof_wait)
             now = time.monotonic()
             if now >= deadline:
@@ -447,6 +451,8 @@ class Answer:
         if conn.close_at is not None:
             code = "none" if conn.close_code is None else conn.close_code
             self.text = f"close {code}" + (f" error={self.error}" if self.error else "")
+            if conn.extra_closes:
+                self.text += " then close " + ", ".join("none" if c is None else str(c) for c in conn.extra_closes)
             if self.probe and conn.close_code == 1000 and not self.error:
                 self.text = "accepted"
         elif conn.reset:
@@ -1443,11 +1449,8 @@ def run_after_close_case(ctx, case):
         conn.pump(case.frames.bytes(), until=lambda c: c.close_at is not None, timeout=8)
         if conn.close_at is None:
             return Answer(conn, "no close"), sent
-        first_close = conn.close_at
-        conn.close_at = None  # read on as a client that has not seen it yet
-        conn.pump(case.after.bytes(), timeout=CLOSE_WAIT + 2, reply_close=False)
-        if conn.close_at is None:
-            conn.close_at = first_close
+        # Read on as a client that has not seen it yet, until the server hangs up.
+        conn.pump(case.after.bytes(), timeout=CLOSE_WAIT + 2, reply_close=False, through_close=True)
         return Answer(conn, "after close"), sent
     finally:
         conn.close()
