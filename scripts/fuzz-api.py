@@ -2,46 +2,66 @@
 """Fuzzes Beckon's HTTP API with schemathesis against openapi.yaml, every operation with the
 credential its `security` names, and fails on any server error or any answer outside the document.
 
-    scripts/fuzz-api.py BECKON_BINARY [--cases N] [--seed S] [--workers W]
+    scripts/fuzz-api.py BECKON_BINARY [--cases N] [--seed S] [--only OPERATION_ID] [--details] [--keep]
 
 Starts `beckon serve` on a free loopback port with a fresh SQLite database in a temporary
-directory (rate limits off, so a 429 never hides what a request would have got), issues an API
-key with the admin token, registers a device for each of two users with a user token it signs
-(an HS256 JWT, aud = app id, sub = user id), then runs schemathesis's phases (examples, coverage,
-fuzzing, and stateful sequences that follow the document's `links`: register -> update -> delete,
-register -> post -> fetch, post -> end call, create key -> revoke key) with these checks:
+directory (rate limits off: a 429 would stand in for the answer under test), issues an API key
+with the admin token, registers a device for each of two users with user tokens it signs (HS256
+JWTs, aud = app id, sub = user id), then runs schemathesis's phases: examples, coverage, fuzzing,
+and stateful sequences that follow the document's `links` (register -> update -> delete, register
+-> post -> fetch, post -> fetch, post -> end call -> end again, issue key -> revoke key). Checks:
 
-  not_a_server_error, status_code_conformance, content_type_conformance,
-  response_schema_conformance, response_headers_conformance (schemathesis's own), and ours:
+  schemathesis's own  not_a_server_error, status_code_conformance, content_type_conformance,
+                      response_schema_conformance, response_headers_conformance, ignored_auth
+                      (a 2xx is retried without a credential and with a broken one: both 401);
   error_form          every 4xx/5xx is `{"error": {"code", "message"}}` and nothing else, as
                       application/json, with a documented code that agrees with the status
                       (401 unauthorized, 404 not_found, ...), a non-empty message, 400s about a
-                      field naming it first (`recipients.users[1]: ...`), WWW-Authenticate on
-                      401 and a positive Retry-After on 429;
-  credential_accepted a credential the script knows to be valid for the operation is never
-                      answered 401.
+                      field naming it first (`recipients.users[1]: ...`), a Bearer
+                      WWW-Authenticate on 401 and a Retry-After of whole seconds on 429;
+  credential_accepted a credential the run holds as valid is never answered 401;
+  known_ids_found     a device, message, call, key or app the run created and that still exists
+                      is not 403/404 to a credential that reaches it (the device's own, the app's
+                      key, a recipient's device);
+  answers_match_requests  a 2xx names what was sent: the registered device id and the token's
+                      user, the updated device, the recipients; a fetched message is one of the
+                      fetching device's user;
+  integral_numbers_accepted  a number like 45.0 is an integer for the document's JSON Schema,
+                      so `type: integer` fields must not refuse it as "not an integer".
 
-Credentials, per operation, from its `security` in openapi.yaml: adminToken for the admin routes,
-userToken for POST /v1/devices, apiKey for messages, call ends and the delivery report,
+Credentials, per operation, from its `security`: adminToken for the admin routes, userToken for
+POST /v1/devices (one of two users), apiKey for messages, call ends and the delivery report,
 deviceCredential for the device routes, message fetches and /v1/sync; DELETE /v1/devices/{id}
-alternates between the device's credential and the API key. Cases in which schemathesis itself
-tests a missing or broken credential are left alone. Device credentials follow what the run does:
-a device registered (or registered again) by a case is known with its new credential, a deleted
-one forgotten; PUT/DELETE of a known device and GET of a known message are sent with a credential
-of that device or of a recipient's device (now and then another one, for the 403/404 paths). In
-the coverage and fuzzing phases, half of the positive path parameters are replaced by ids the run
-created (devices, messages, calls, keys, the app), so the bodies behind the ownership checks are
-fuzzed too.
+takes the device's credential or the API key, half and half. Cases in which schemathesis tests a
+missing or broken credential are left alone. Device credentials follow what the run does: a
+device registered (or registered again) by a case is known with its new credential, a deleted one
+forgotten; PUT/DELETE of a known device and GET of a known message go with that device's
+credential or a recipient's (one time in eight another device's, for the 403/404 paths).
 
---cases N is the least number of requests (cases) to send in all: the phases run in rounds, each
-with a new seed, until N were sent. The default (1,500) is the CI run; the long run is
+Some positive cases are pointed at what exists, so that the fuzzing gets past the checks of
+ownership and configuration to the code behind them: in the examples, coverage and fuzzing
+phases half of the path parameters become ids the run created (devices, messages, calls, keys,
+the app); half of the device bodies get the app's bundle id and team id (configuration the
+document cannot state); most message bodies with an Idempotency-Key header get the same key in
+the body (they must agree); half of the device recipients become devices the run registered.
+
+--cases N is the least number of requests to send in all: the phases run in rounds (the first
+with all phases, the next with fuzzing and stateful only), each with a new seed, until N were
+sent; schemathesis's --max-examples is N / 20, from 50 to 500 (--per-operation sets it). The
+default, 1,500, is the CI run (about 30 to 50 s on two busy cores); the long run is
+
     scripts/fuzz-api.py BECKON_BINARY --cases 10000
-The summary gives, per operation, the cases, those answered other than 401 (the proof that the
-operation was reached past authentication), the 2xx, the statuses and the credential kinds sent.
-Exits 0 only if no check failed, the server stayed up, and every operation had a non-401 answer.
 
-Requirements: Python >= 3.10 and schemathesis 4 (`python3 -m pip install 'schemathesis>=4.32,<5'`;
-written against 4.32.5).
+The summary gives per operation the cases, those answered other than 401 (proof that the
+operation was reached past authentication), the 2xx, the statuses and the credential kinds sent;
+the stateful steps taken; the server log's levels; and the failures. Exits 0 only if no check
+failed, the server stayed up, and every documented operation had a non-401 answer. On failure
+the temporary directory stays: server.log, requests.jsonl (every request and answer), JUnit
+reports. --only OPERATION_ID (repeatable) fuzzes some operations only; --details prints the
+commonest error answers per operation; --also-check adds a schemathesis check.
+
+Requirements: Python >= 3.10 and schemathesis 4 (`python3 -m pip install 'schemathesis>=4.32,<5'`,
+which brings hypothesis, requests and PyYAML; written against schemathesis 4.32.5).
 """
 import argparse, collections, json, os, random, re, shutil, signal, subprocess, sys, tempfile, threading, time
 import urllib.parse
@@ -104,7 +124,7 @@ class World:
         self.devices = {}       # device id -> (user id, credential), as registered now
         self.every_device_credential = set()
         self.setup_devices = {}  # user -> the device id registered for it before the run
-        self.messages = {}      # message id -> recipient user ids
+        self.messages = {}      # message id -> (recipient user ids, whether it may expire)
         self.calls = []         # ids of messages of kind call
         self.keys = []          # (app id, key id) of keys the cases created
         self.extra_registrations = 0
@@ -404,6 +424,19 @@ TALLY = Tally()
 SENT_WITH = {}  # case id -> (kind of our credential it was sent with, why it must not be 403/404)
 
 
+def counted(check):
+    """Counts the failing cases of one of our checks, per operation, for the summary."""
+    def wrapper(ctx, response, case):
+        try:
+            return check(ctx, response, case)
+        except AssertionError:
+            documented = str(case.method).upper() == str(case.operation.method).upper()
+            TALLY.failed(check.__name__, case.operation.label if documented else UNDOCUMENTED)
+            raise
+    wrapper.__name__, wrapper.__doc__ = check.__name__, check.__doc__
+    return wrapper
+
+
 def install_hooks():
     @schemathesis.auth(refresh_interval=None, retry_on=[])
     class Credentials:
@@ -435,6 +468,7 @@ def install_hooks():
                   case.meta.phase.name.value if case.meta else "other")
 
     @schemathesis.check
+    @counted
     def error_form(ctx, response, case):
         """Every error is in the documented form (openapi.yaml, `Error`)."""
         status = response.status_code
@@ -468,19 +502,13 @@ def install_hooks():
         return True
 
     @schemathesis.check
+    @counted
     def credential_accepted(ctx, response, case):
         """A credential the run holds as valid for this operation is not answered 401."""
         kind = SENT_WITH.get(case.id, (None,))[0]
         if response.status_code == 401 and kind is not None:
             raise AssertionError(f"a valid {kind} was answered 401: {response.content[:200]!r}")
         return True
-
-    @schemathesis.hook
-    def after_validate(context, case, response, results):
-        label = case.operation.label if str(case.method).upper() == str(case.operation.method).upper() else UNDOCUMENTED
-        for result in results:
-            if result.failure is not None:
-                TALLY.failed(result.name, label)
 
     @schemathesis.check
     def stateful_links(ctx, response, case):
@@ -496,6 +524,7 @@ def install_hooks():
         return True
 
     @schemathesis.check
+    @counted
     def answers_match_requests(ctx, response, case):
         """A 2xx names what the request gave: the registered device id and the token's user, the
         updated device, a message's recipients; a fetched message is one of the device's user."""
@@ -536,6 +565,7 @@ def install_hooks():
         return True
 
     @schemathesis.check
+    @counted
     def integral_numbers_accepted(ctx, response, case):
         """A JSON number with no fractional part, such as 45.0, is an integer for JSON Schema
         (2020-12, section 6.1.1: "integer" matches any number with a zero fractional part), which
@@ -556,6 +586,7 @@ def install_hooks():
         return True
 
     @schemathesis.check
+    @counted
     def known_ids_found(ctx, response, case):
         """What the run created and still exists is found with a credential that reaches it."""
         why = SENT_WITH.get(case.id, (None, None))[1]
@@ -591,10 +622,12 @@ def start_server(binary, work):
     sys.exit(f"fuzz-api: the server did not start (see {work}/server.log)")
 
 
-def run_schemathesis(base, seed, per_operation, phases, workers, report, extra, checks):
+def run_schemathesis(base, seed, per_operation, phases, report, extra, checks):
     from schemathesis.cli import schemathesis as cli
     config = os.path.join(os.path.dirname(report), "schemathesis.toml")
     with open(config, "w") as file:
+        # Schemathesis's state between runs (failures to replay) stays with this run, not in the tree.
+        file.write(f'[cache]\ndirectory = "{os.path.join(os.path.dirname(report), "schemathesis-cache")}"\n\n')
         # Without this, the fuzzing phase draws path parameters from ids seen in earlier answers
         # only, and Hypothesis runs out of new cases for DELETE /v1/devices/{id} after a handful;
         # World.substitute puts known ids in half of the cases instead.
@@ -605,7 +638,10 @@ def run_schemathesis(base, seed, per_operation, phases, workers, report, extra, 
         file.write('\n[[operations]]\ninclude-operation-id-regex = "^(getMessage|sync|revokeAPIKey|deleteDevice)$"\n'
                    '[operations.phases.fuzzing.generation]\nmode = "positive"\n')
     arguments = ["--config-file", config, "run", DOCUMENT, "--url", base, "--checks", ",".join(checks), "--phases", phases,
-                 "--max-examples", str(per_operation), "--seed", str(seed), "--workers", str(workers),
+                 "--max-examples", str(per_operation), "--seed", str(seed),
+                 # One request at a time: World's bookkeeping (which credential is current, what
+                 # exists) is exact only if no other request changes the server meanwhile.
+                 "--workers", "1",
                  "--generation-database", "none", "--request-timeout", "10", "--continue-on-failure",
                  "--suppress-health-check", "all", "--no-color", "--output-sanitize", "false",
                  "--report", "junit", "--report-junit-path", report] + extra
@@ -624,7 +660,6 @@ def main():
     parser.add_argument("--per-operation", type=int, default=None,
                         help="schemathesis's --max-examples in each round (default: cases / 20, from 50 to 500)")
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--max-rounds", type=int, default=100)
     parser.add_argument("--only", action="append", default=[], metavar="OPERATION_ID",
                         help="fuzz only this operation (repeatable; to reproduce a failure)")
@@ -651,7 +686,7 @@ def main():
         while sum(TALLY.cases.values()) < args.cases and rounds < args.max_rounds:
             phases = "examples,coverage,fuzzing,stateful" if rounds == 0 else "fuzzing,stateful"
             log(f"round {rounds + 1}: {phases}, seed {seed + rounds}, {sum(TALLY.cases.values())} cases so far")
-            codes.append(run_schemathesis(base, seed + rounds, per_operation, phases, args.workers,
+            codes.append(run_schemathesis(base, seed + rounds, per_operation, phases,
                                           os.path.join(work, f"junit-{rounds + 1}.xml"),
                                           [option for name in args.only for option in ("--include-operation-id", name)],
                                           CHECKS + args.also_check))
@@ -677,6 +712,9 @@ def main():
         kinds = " ".join(f"{k}:{n}" for k, n in sorted(TALLY.kinds[label].items()))
         print(f"{label:<{width}}  {TALLY.cases[label]:>6}  {TALLY.reached[label]:>7}  {TALLY.succeeded[label]:>5}  "
               f"{statuses}; {kinds}")
+    total = sum(TALLY.cases.values())
+    print(f"{'total':<{width}}  {total:>6}  {sum(TALLY.reached.values()):>7}  {sum(TALLY.succeeded.values()):>5}")
+    print()
     if args.details:
         for label in operations:
             print(f"{label}: " + " ".join(f"{p}:{n}" for p, n in sorted(TALLY.phases[label].items())))
@@ -687,15 +725,17 @@ def main():
         for (parent, parent_status, child), statuses in sorted(TALLY.links.items()):
             answers = " ".join(f"{s}:{n}" for s, n in sorted(statuses.items()))
             print(f"    {parent} {parent_status} -> {child}: {answers}")
-    total = sum(TALLY.cases.values())
-    print(f"{'total':<{width}}  {total:>6}  {sum(TALLY.reached.values()):>7}  {sum(TALLY.succeeded.values()):>5}")
-    print()
 
-    if TALLY.failures:
-        print("failed checks (cases, per operation):")
-        for check, labels in sorted(TALLY.failures.items()):
-            for label, count in sorted(labels.items()):
-                print(f"    {check}: {label}: {count}")
+    levels, notable = server_log(work)
+    print("server log: " + ", ".join(f"{n} {level}" for level, n in sorted(levels.items())))
+    for line in notable:
+        print("    " + line)
+    reported = junit_failures(work)
+    if reported:
+        print("failures schemathesis reported (the first of each kind per operation and round; details above):")
+        for (label, failure), found in sorted(reported.items()):
+            counted = TALLY.failures.get(failure.rsplit("`", 2)[1] if failure.count("`") >= 2 else "", {}).get(label)
+            print(f"    {label}: {failure} (in {found} round(s)" + (f"; {counted} failing cases)" if counted else ")"))
     problems = []
     failed_rounds = [n + 1 for n, code in enumerate(codes) if code != 0]
     if failed_rounds:
@@ -719,6 +759,41 @@ def main():
     else:
         shutil.rmtree(work, ignore_errors=True)
     log("no check failed; every operation was reached")
+
+
+def junit_failures(work):
+    """{(operation, "- STxxx what failed"): rounds it was reported in}, from the JUnit reports."""
+    import xml.etree.ElementTree as ElementTree
+    found = collections.Counter()
+    for name in sorted(os.listdir(work)):
+        if name.startswith("junit-") and name.endswith(".xml"):
+            for testcase in ElementTree.parse(os.path.join(work, name)).getroot().iter("testcase"):
+                kinds = set()
+                for problem in list(testcase.iter("failure")) + list(testcase.iter("error")):
+                    lines = [line.strip() for line in (problem.text or "").splitlines()]
+                    kinds.update(line for line in lines if line.startswith("- "))
+                    if not any(line.startswith("- ") for line in lines):
+                        kinds.add("- " + next((line for line in lines if line), problem.get("message") or "error"))
+                for kind in kinds:
+                    found[(testcase.get("name"), kind)] += 1
+    return found
+
+
+def server_log(work):
+    """Lines of the server's log by level, and the first few distinct ones at warning or above."""
+    levels, notable, seen = collections.Counter(), [], set()
+    with open(os.path.join(work, "server.log"), errors="replace") as file:
+        for line in file:
+            parts = line.split(" ", 3)
+            if len(parts) < 4:
+                continue
+            levels[parts[1]] += 1
+            if parts[1] in ("warning", "error", "critical"):
+                shape = re.sub(r"\S*=\S*|\d+", "…", parts[3])[:120]
+                if shape not in seen and len(notable) < 8:
+                    seen.add(shape)
+                    notable.append(line.rstrip()[:300])
+    return levels, notable
 
 
 def document_operations():
