@@ -2,6 +2,7 @@ import APNS
 import APNSEmulator
 import BeckonServer
 import BeckonStore
+import Foundation
 import Logging
 import Metrics
 import NIOSSL
@@ -75,6 +76,15 @@ public struct BeckonNode: Service {
         if let cluster {
             cluster.bind(hub: hub, events: events)
             try await cluster.join()
+        } else {
+            // A lone node: no session outlived the last process, but a planner saved as connected
+            // never heard of the drop (SIGKILL, power loss). Told now, before the listener opens
+            // and any device connects again, it re-pushes what is unacknowledged (rule 5). On
+            // PostgreSQL the cluster ends a dead node's sessions instead (docs/cluster.md).
+            let now = Date()
+            for device in try await store.devicesSavedAsConnected() {
+                events.submit(.disconnected(device, clean: false, at: now))
+            }
         }
         let http = try BeckonHTTPServer.application(
             configuration: configuration, store: store, metrics: metrics, hub: hub, events: events, logger: logger,

@@ -141,6 +141,8 @@ public protocol BeckonStore: Sendable {
     func pushRecords(appID: String, since date: Date) async throws -> [PushRecord]
     /// How many of the app's devices are unreachable now (rule 4).
     func unreachableDeviceCount(appID: String) async throws -> Int
+    /// The devices whose saved planner believes them connected (`DeliveryState.connected`).
+    func devicesSavedAsConnected() async throws -> [DeviceRef]
 
     // MARK: Calls
 

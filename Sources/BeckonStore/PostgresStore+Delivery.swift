@@ -9,16 +9,16 @@ extension PostgresStore {
         let appIDs = devices.map(\.appID)
         let deviceIDs = devices.map(\.deviceID)
         var states: [DeviceRef: DeliveryState] = [:]
-        for try await (appID, deviceID, planner, deadline, unreachable, version) in try await client.query(
+        for try await (appID, deviceID, planner, deadline, unreachable, connected, version) in try await client.query(
             """
-            SELECT app_id, device_id, planner, next_deadline, unreachable, version FROM delivery_state
+            SELECT app_id, device_id, planner, next_deadline, unreachable, connected, version FROM delivery_state
             WHERE (app_id, device_id) IN (SELECT * FROM unnest(\(appIDs)::text[], \(deviceIDs)::text[]))
             """, logger: logger
-        ).decode((String, String, Data, Int64?, Bool, Int64).self) {
+        ).decode((String, String, Data, Int64?, Bool, Bool, Int64).self) {
             let ref = DeviceRef(appID: appID, deviceID: deviceID)
             states[ref] = DeliveryState(
                 device: ref, planner: planner, nextDeadline: deadline.map(Date.init(millisecondsSince1970:)),
-                unreachable: unreachable, version: version)
+                unreachable: unreachable, connected: connected, version: version)
         }
         return states
     }
@@ -78,17 +78,17 @@ extension PostgresStore {
         var written: Set<DeviceRef> = []
         for try await (appID, deviceID) in try await connection.query(
             """
-            INSERT INTO delivery_state (app_id, device_id, planner, next_deadline, unreachable, updated_at, version)
-            SELECT s.app_id, s.device_id, s.planner, NULLIF(s.deadline, \(none)), s.unreachable, \(now), s.version + 1
+            INSERT INTO delivery_state (app_id, device_id, planner, next_deadline, unreachable, connected, updated_at, version)
+            SELECT s.app_id, s.device_id, s.planner, NULLIF(s.deadline, \(none)), s.unreachable, s.connected, \(now), s.version + 1
             FROM unnest(\(states.map(\.device.appID))::text[], \(states.map(\.device.deviceID))::text[],
                         \(states.map { ByteBuffer(bytes: $0.planner) })::bytea[], \(states.map { $0.nextDeadline?.millisecondsSince1970 ?? none })::bigint[],
-                        \(states.map(\.unreachable))::boolean[], \(states.map(\.version))::bigint[])
-                 AS s(app_id, device_id, planner, deadline, unreachable, version)
+                        \(states.map(\.unreachable))::boolean[], \(states.map(\.connected))::boolean[], \(states.map(\.version))::bigint[])
+                 AS s(app_id, device_id, planner, deadline, unreachable, connected, version)
             WHERE EXISTS (SELECT 1 FROM device WHERE app_id = s.app_id AND id = s.device_id)
             ORDER BY s.app_id, s.device_id
             ON CONFLICT (app_id, device_id) DO UPDATE SET planner = excluded.planner,
                 next_deadline = excluded.next_deadline, unreachable = excluded.unreachable,
-                updated_at = excluded.updated_at, version = excluded.version
+                connected = excluded.connected, updated_at = excluded.updated_at, version = excluded.version
             WHERE delivery_state.version = excluded.version - 1
             RETURNING app_id, device_id
             """, logger: logger
@@ -198,6 +198,16 @@ extension PostgresStore {
         try await client.query(
             "UPDATE device SET push_problem = \(problem) WHERE app_id = \(device.appID) AND id = \(device.deviceID)",
             logger: logger)
+    }
+
+    public func devicesSavedAsConnected() async throws -> [DeviceRef] {
+        var devices: [DeviceRef] = []
+        for try await (appID, deviceID) in try await client.query(
+            "SELECT app_id, device_id FROM delivery_state WHERE connected", logger: logger
+        ).decode((String, String).self) {
+            devices.append(DeviceRef(appID: appID, deviceID: deviceID))
+        }
+        return devices
     }
 
     public func unreachableDeviceCount(appID: String) async throws -> Int {

@@ -210,6 +210,8 @@ extension PostgresStore {
             "CREATE INDEX sync_session_node ON sync_session(node_id)",
             "CREATE INDEX sync_session_user ON sync_session(app_id, user_id)",
         ]),
+        // DeliveryState.connected (issue 15: rule 5 after a crash).
+        (3, ["ALTER TABLE delivery_state ADD COLUMN connected boolean NOT NULL DEFAULT false"]),
     ]
 
     /// Brings the schema up to date. Several nodes may start at once: the first takes an

@@ -9,12 +9,15 @@ extension SQLiteStore {
         return try await writer.read { db in
             var states: [DeviceRef: DeliveryState] = [:]
             let statement = try db.cachedStatement(
-                sql: "SELECT planner, next_deadline, unreachable, version FROM delivery_state WHERE app_id = ? AND device_id = ?")
+                sql: """
+                    SELECT planner, next_deadline, unreachable, connected, version FROM delivery_state
+                    WHERE app_id = ? AND device_id = ?
+                    """)
             for device in devices {
                 guard let row = try Row.fetchOne(statement, arguments: [device.appID, device.deviceID]) else { continue }
                 states[device] = DeliveryState(
                     device: device, planner: row["planner"], nextDeadline: row.optionalDate("next_deadline"),
-                    unreachable: row["unreachable"], version: row["version"])
+                    unreachable: row["unreachable"], connected: row["connected"], version: row["version"])
             }
             return states
         }
@@ -42,11 +45,11 @@ extension SQLiteStore {
         let now = timestamp
         return try await groupCommit.write { db in
             let saveState = try db.cachedStatement(sql: """
-                INSERT INTO delivery_state (app_id, device_id, planner, next_deadline, unreachable, updated_at, version)
-                SELECT ?, ?, ?, ?, ?, ?, 1 WHERE EXISTS (SELECT 1 FROM device WHERE app_id = ? AND id = ?)
+                INSERT INTO delivery_state (app_id, device_id, planner, next_deadline, unreachable, connected, updated_at, version)
+                SELECT ?, ?, ?, ?, ?, ?, ?, 1 WHERE EXISTS (SELECT 1 FROM device WHERE app_id = ? AND id = ?)
                 ON CONFLICT (app_id, device_id) DO UPDATE SET planner = excluded.planner,
                     next_deadline = excluded.next_deadline, unreachable = excluded.unreachable,
-                    updated_at = excluded.updated_at, version = delivery_state.version + 1
+                    connected = excluded.connected, updated_at = excluded.updated_at, version = delivery_state.version + 1
                 WHERE delivery_state.version = ?
                 """)
             let stored = try db.cachedStatement(sql: "SELECT 1 FROM delivery_state WHERE app_id = ? AND device_id = ?")
@@ -55,7 +58,7 @@ extension SQLiteStore {
                 // A device deleted meanwhile keeps no state (the EXISTS above).
                 try saveState.execute(arguments: [
                     state.device.appID, state.device.deviceID, state.planner,
-                    state.nextDeadline?.millisecondsSince1970, state.unreachable, now,
+                    state.nextDeadline?.millisecondsSince1970, state.unreachable, state.connected, now,
                     state.device.appID, state.device.deviceID, state.version,
                 ])
                 if db.changesCount == 0,
@@ -205,6 +208,13 @@ extension SQLiteStore {
                     messageCount: row["message_count"], wake: row["wake"],
                     wakeLatency: (row["wake_latency_ms"] as Int64?).map { Double($0) / 1000 })
             }
+        }
+    }
+
+    public func devicesSavedAsConnected() async throws -> [DeviceRef] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT app_id, device_id FROM delivery_state WHERE connected")
+                .map { DeviceRef(appID: $0["app_id"], deviceID: $0["device_id"]) }
         }
     }
 

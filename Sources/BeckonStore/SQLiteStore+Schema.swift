@@ -241,6 +241,10 @@ extension SQLiteStore {
             // Each planner save names the version it was planned from (DeliveryState.version).
             try db.execute(sql: "ALTER TABLE delivery_state ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
         }
+        migrator.registerMigration("v9-delivery-connected") { db in
+            // DeliveryState.connected: what a restarted lone node must tell of a drop.
+            try db.execute(sql: "ALTER TABLE delivery_state ADD COLUMN connected INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }()
 }

@@ -68,6 +68,60 @@ import Testing
         try store.close()
     }
 
+    /// Rule 5 across a crash (found by scripts/crash-soak.py): a device connected when its lone
+    /// node was killed, holding an unacknowledged message, is pushed again after the restart,
+    /// although no session ever ended to tell its planner.
+    @Test func aDeviceConnectedWhenTheNodeDiedIsPushedAgainAfterTheRestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-restart-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("beckon.sqlite").path
+        var configuration = APITestFixture.configuration()
+        configuration.apps[0].delivery.repushInitialDelay = 0.2
+        let device = DeviceRef(appID: "chat", deviceID: "phone")
+
+        // The process that died: the device was connected, got a message, had not acked it.
+        let before = try SQLiteStore(path: path)
+        try await BeckonAPI(store: before, configuration: configuration).declareApps()
+        try await before.registerDevice(DeviceRegistration(
+            appID: "chat", deviceID: "phone", userID: "alice", bundleID: "com.example.chat", environment: .sandbox,
+            pushToken: Self.token, capabilities: DeviceCapabilities(backgroundModes: ["remote-notification"])))
+        let message = try #require(try await before.appendMessages(appID: "chat", [NewMessage(recipients: ["alice"])]).first)
+        var planner = DevicePlanner(policy: configuration.apps[0].delivery)
+        _ = planner.connected(now: Date())
+        try await before.saveDelivery(DeliveryBatch(states: [DeliveryState(
+            device: device, planner: try JSONEncoder().encode(planner), nextDeadline: nil, unreachable: false,
+            connected: planner.isConnected)]))
+        #expect(try await before.devicesSavedAsConnected() == [device])
+        try before.close()
+
+        configuration.port = 0
+        let store = try SQLiteStore(path: path)
+        var logger = Logger(label: "beckon.outbox.test")
+        logger.logLevel = .critical
+        let node = try await BeckonNode.assemble(
+            configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), logger: logger,
+            tick: .milliseconds(20))
+        let group = ServiceGroup(configuration: .init(services: [node], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let emulator = try #require(node.emulator)
+            let deadline = ContinuousClock.now + .seconds(20)
+            while emulator.deliveries(to: Self.token).isEmpty, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let push = try #require(emulator.deliveries(to: Self.token).first)
+            let payload = try #require(try JSONSerialization.jsonObject(with: Data(push.payload)) as? [String: Any])
+            let beckon = payload["beckon"] as? [String: Any]
+            #expect(beckon?["reason"] as? String == "repush")
+            #expect(beckon?["ids"] as? [String] == [message.message.id])
+            #expect(try await store.devicesSavedAsConnected() == [], "the planner now knows the device is gone")
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        try store.close()
+    }
+
     @Test func badDeviceTokenIsTriedInTheOtherEnvironmentBeforeTheTokenIsDropped() async throws {
         try await SyncTestServer.with(delivery: true) { server in
             // A production token: the (sandbox) emulator answers BadDeviceToken, in both tries.

@@ -52,6 +52,20 @@ import Testing
         return push
     }
 
+    /// What a restarted lone node asks for: the devices whose planner was saved as connected.
+    @Test func devicesSavedAsConnectedAreFoundUntilSavedOtherwise() async throws {
+        try await withEachStore { store in
+            try await Self.prepared(store)
+            var phone = Self.state(Self.phone, "connected", version: 0)
+            phone.connected = true
+            try await store.saveDelivery(DeliveryBatch(states: [phone, Self.state(Self.tablet, "not", version: 0)]))
+            #expect(try await store.devicesSavedAsConnected() == [Self.phone])
+            #expect(try await store.deliveryStates([Self.phone])[Self.phone]?.connected == true)
+            try await store.saveDelivery(DeliveryBatch(states: [Self.state(Self.phone, "dropped", version: 1)]))
+            #expect(try await store.devicesSavedAsConnected() == [])
+        }
+    }
+
     @Test func aDueDeadlineIsClaimedOnceUntilItsLeaseEnds() async throws {
         try await withEachStore { store in
             try await Self.prepared(store)

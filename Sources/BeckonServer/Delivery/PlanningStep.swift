@@ -225,7 +225,7 @@ struct PlanningStep {
             guard let planner = planners[ref] else { continue }
             batch.states.append(DeliveryState(
                 device: ref, planner: Data(try encoder.encode(planner)), nextDeadline: planner.nextDeadline,
-                unreachable: planner.isUnreachable, version: versions[ref] ?? 0))
+                unreachable: planner.isUnreachable, connected: planner.isConnected, version: versions[ref] ?? 0))
         }
         // The pushes the dispatcher has room for are saved claimed and handed to it directly.
         driver.dispatcher.reserve(&batch.pushes)
