@@ -1844,36 +1844,44 @@ def hostile_worker(ctx, queue, tallies, lock, strict, stop, progress, running, d
             progress(sent)
 
 
-def run_memory_phase(server, credential, megabytes, log_every=2.0):
-    """WebSocket pings from a client that never reads: how much the server's memory grows."""
-    conn = Conn(server.port, credential)
-    if conn.pump(ws_frame(0x1, encode({"type": "hello", "version": 2, "cursor": 0}), key=b"abcd"),
-                 until=lambda c: any(f.get("type") == "welcome" for f in c.texts), timeout=10) != "until":
-        raise RuntimeError(f"memory phase: no welcome ({conn.close_code} {conn.errors()})")
-    # From now on nothing is read.
+def run_memory_phase(server, credential, megabytes):
+    """WebSocket pings from a client that never reads: how much the server's memory grows.
+
+    A client that never reads can also stall itself: once its receive buffer is full its kernel
+    drops the server's segments, acknowledgements included, and its sending backs off for many
+    seconds. Such an attempt is cut after 10 s and tried again (3 attempts at most); the growth
+    is the highest the server's anonymous memory reached over the baseline."""
     baseline = server.memory("RssAnon") or 0
-    peak = baseline
+    peak, best, stalls, started = baseline, 0, 0, time.monotonic()
     one = ws_frame(0x9, b"m" * 125, key=b"wxyz")
-    chunk = one * (1048576 // len(one))
+    chunk = one * (262144 // len(one))
     target = megabytes * 1048576
-    sent, started = 0, time.monotonic()
-    conn.sock.setblocking(True)
-    conn.sock.settimeout(10)
-    stalled = False
-    try:
-        while sent < target:
-            conn.sock.sendall(chunk)
-            sent += len(chunk)
-            peak = max(peak, server.memory("RssAnon") or 0)
-    except socket.timeout:
-        stalled = True
-    except OSError as error:
-        raise RuntimeError(f"memory phase: the connection failed after {sent} bytes: {error}")
-    time.sleep(1.0)
-    peak = max(peak, server.memory("RssAnon") or 0)
-    conn.close()
-    return {"sent": sent, "frames": sent // len(one), "baseline": baseline, "peak": peak,
-            "seconds": time.monotonic() - started, "stalled": stalled}
+    for _ in range(3):
+        conn = Conn(server.port, credential)
+        if conn.pump(ws_frame(0x1, encode({"type": "hello", "version": 2, "cursor": 0}), key=b"abcd"),
+                     until=lambda c: any(f.get("type") == "welcome" for f in c.texts), timeout=10) != "until":
+            raise RuntimeError(f"memory phase: no welcome ({conn.close_code} {conn.errors()})")
+        # From now on nothing is read.
+        sent = 0
+        conn.sock.setblocking(True)
+        conn.sock.settimeout(10)
+        try:
+            while sent < target:
+                conn.sock.sendall(chunk)
+                sent += len(chunk)
+                peak = max(peak, server.memory("RssAnon") or 0)
+        except socket.timeout:
+            stalls += 1
+        except OSError as error:
+            raise RuntimeError(f"memory phase: the connection failed after {sent} bytes: {error}")
+        time.sleep(1.0)
+        peak = max(peak, server.memory("RssAnon") or 0)
+        conn.close()
+        best = max(best, sent)
+        if sent >= target:
+            break
+    return {"sent": best, "frames": best // len(one), "baseline": baseline, "peak": peak,
+            "seconds": time.monotonic() - started, "stalls": stalls, "conclusive": best >= target // 2}
 
 
 def run_ping_phase(binary, work, results):
@@ -2069,8 +2077,11 @@ def main():
             growth = (memory["peak"] - memory["baseline"]) / 1024
             log(f"memory: {memory['sent'] / 1048576:.0f} MiB of pings ({memory['frames']} frames) unread in "
                 f"{memory['seconds']:.1f} s: the server's anonymous memory grew {growth:.0f} MiB "
-                f"({memory['baseline'] // 1024} -> {memory['peak'] // 1024} MiB){' (the server stopped reading)' if memory['stalled'] else ''}")
-            if growth > args.memory_limit_mib:
+                f"({memory['baseline'] // 1024} -> {memory['peak'] // 1024} MiB)"
+                + (f"; {memory['stalls']} attempts stalled in the client's kernel" if memory["stalls"] else ""))
+            if not memory["conclusive"] and growth <= args.memory_limit_mib:
+                log("memory: inconclusive (less than half the pings went out); not counted as a failure")
+            elif growth > args.memory_limit_mib:
                 failed.append(f"memory: a client that sends pings and never reads made the server grow {growth:.0f} MiB "
                               f"for {memory['sent'] / 1048576:.0f} MiB sent (allowed {args.memory_limit_mib} MiB): the pongs "
                               f"are buffered without bound")
