@@ -512,11 +512,11 @@ class Case:
 
     def __init__(self, cls, index, name, frames, doc=None, rfc=None, hello=True, prefix=None, note="",
                  probe=True, half_close=False, stall=0.0, timeout=8.0, device="main", hello_frame=None,
-                 check=None, quiet=0.05, run=None):
+                 quiet=0.05, run=None):
         self.cls, self.index, self.name = cls, index, name
         self.frames, self.doc, self.rfc, self.hello, self.prefix = frames, doc, rfc, hello, prefix
         self.note, self.probe, self.half_close, self.stall, self.timeout = note, probe, half_close, stall, timeout
-        self.device, self.hello_frame, self.check, self.quiet, self.run = device, hello_frame, check, quiet, run
+        self.device, self.hello_frame, self.quiet, self.run = device, hello_frame, quiet, run
 
     @property
     def id(self):
@@ -670,7 +670,7 @@ def c_control(rng, index, ctx):
     limit = ctx.max_frame
     frames = Frames(rng)
     note = "control frames over 125 bytes or fragmented: the document is silent; RFC 6455 §5.5 fails the connection"
-    doc, rfc, hello, check = None, close(1002), True, None
+    doc, rfc, hello = None, close(1002), True
     if name == "ping 126 bytes":
         frames.add(0x9, rng.randbytes(126))
     elif name == "long ping 16-bit":
@@ -709,7 +709,7 @@ def c_control(rng, index, ctx):
         doc, rfc = ACCEPTED, ACCEPTED
         note = "control frames between fragments are allowed (RFC 6455 §5.4)"
     return Case("control", index, name, frames, doc=doc, rfc=rfc, hello=hello,
-                prefix=valid_prefix(rng, ctx) if hello else None, note=note, check=check)
+                prefix=valid_prefix(rng, ctx) if hello else None, note=note)
 
 
 def c_fragments(rng, index, ctx):
@@ -910,7 +910,7 @@ def c_json(rng, index, ctx):
     name = pick(rng, index, names)
     frames = Frames(rng)
     hello = True
-    doc, rfc, note, check, hello_frame = None, None, "", None, None
+    doc, rfc, note = None, None, ""
     mistyped = [rng.choice(["2", "x", ""]), True, False, [], {}, [2], {"v": 2}, 2.5]
     if name == "malformed":
         frames.text(rng.choice(MALFORMED_JSON))
@@ -1044,11 +1044,8 @@ def c_json(rng, index, ctx):
         doc = Expect("accepted, the pong echoing the id", lambda a, v=value: a.text == "accepted" and any(
             f.get("type") == "pong" and same_json(f.get("id"), v) for f in a.conn.texts))
         note = "the server answers pong with the same id"
-    if not hello:
-        # The case's frames are the hello (or what stands in its place); the probe says hello if needed.
-        hello_frame = None
     return Case("json", index, name, frames, doc=doc, rfc=rfc, hello=hello, note=note,
-                prefix=valid_prefix(rng, ctx) if hello else None, check=check)
+                prefix=valid_prefix(rng, ctx) if hello else None)
 
 
 def same_json(a, b):
@@ -1724,7 +1721,6 @@ class Tally:
         self.answers = collections.Counter()
         self.failures = []
         self.deviations = collections.Counter()
-        self.deviation_examples = {}
         self.silent = collections.Counter()
         self.kinds = collections.Counter()
         self.seconds = 0.0
