@@ -47,18 +47,20 @@ the body (they must agree); half of the device recipients become devices the run
 
 --cases N is the least number of requests to send in all: the phases run in rounds (the first
 with all phases, the next with fuzzing and stateful only), each with a new seed, until N were
-sent; schemathesis's --max-examples is N / 20, from 50 to 500 (--per-operation sets it). The
-default, 1,500, is the CI run (about 30 to 50 s on two busy cores); the long run is
+sent; schemathesis's --max-examples is N / 40, from 50 to 250 (--per-operation sets it), as the
+stateful phase runs a few dozen sequences per round whatever the examples per operation. The
+default, 1,200 (one round), is the CI run (30 to 50 s on two busy cores); the long run is
 
     scripts/fuzz-api.py BECKON_BINARY --cases 10000
 
 The summary gives per operation the cases, those answered other than 401 (proof that the
 operation was reached past authentication), the 2xx, the statuses and the credential kinds sent;
 the stateful steps taken; the server log's levels; and the failures. Exits 0 only if no check
-failed, the server stayed up, and every documented operation had a non-401 answer. On failure
+failed, the server stayed up, every documented operation had a non-401 answer, and every line of
+the server's log is whole (an id with a newline must not start a line of its own). On failure
 the temporary directory stays: server.log, requests.jsonl (every request and answer), JUnit
-reports. --only OPERATION_ID (repeatable) fuzzes some operations only; --details prints the
-commonest error answers per operation; --also-check adds a schemathesis check.
+reports. --only OPERATION_ID (repeatable) fuzzes some operations only, --phases some phases only;
+--details prints the commonest error answers per operation; --also-check adds a schemathesis check.
 
 Requirements: Python >= 3.10 and schemathesis 4 (`python3 -m pip install 'schemathesis>=4.32,<5'`,
 which brings hypothesis, requests and PyYAML; written against schemathesis 4.32.5).
@@ -267,15 +269,18 @@ class World:
         return component is None or component.mode == GenerationMode.POSITIVE
 
     def substitute(self, path):
+        """Known ids in place of generated ones, percent-encoded as schemathesis keeps path
+        parameters once generated (a raw `#`, `?` or `/` would change the URL)."""
         choice = self.random.choice
         if "deviceId" in path and self.devices:
-            path["deviceId"] = choice(sorted(self.devices))
+            path["deviceId"] = segment(choice(sorted(self.devices)))
         elif "messageId" in path and self.messages:
-            path["messageId"] = choice(sorted(self.messages))
+            path["messageId"] = segment(choice(sorted(self.messages)))
         elif "callId" in path and self.calls:
-            path["callId"] = choice(self.calls)
+            path["callId"] = segment(choice(self.calls))
         elif "keyId" in path and self.keys:
-            path["appId"], path["keyId"] = choice(self.keys)
+            app, key = choice(self.keys)
+            path["appId"], path["keyId"] = segment(app), segment(key)
         elif "appId" in path:
             path["appId"] = APP
 
@@ -358,6 +363,12 @@ class World:
                 key = (path.get("appId"), path.get("keyId"))
                 if key in self.keys:
                     self.keys.remove(key)
+
+
+def segment(value):
+    """A path segment for `value`: every reserved character percent-encoded, and `.` and `..`
+    too, which a client would otherwise resolve away."""
+    return {".": "%2E", "..": "%2E%2E"}.get(value) or urllib.parse.quote(value, safe="")
 
 
 def sent_path_parameters(case, url):
@@ -656,21 +667,25 @@ def main():
     global WORLD
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("binary")
-    parser.add_argument("--cases", type=int, default=1500, help="least number of requests in all (default 1500)")
+    parser.add_argument("--cases", type=int, default=1200, help="least number of requests in all (default 1200)")
     parser.add_argument("--per-operation", type=int, default=None,
-                        help="schemathesis's --max-examples in each round (default: cases / 20, from 50 to 500)")
+                        help="schemathesis's --max-examples in each round (default: cases / 40, from 50 to 250)")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--max-rounds", type=int, default=100)
     parser.add_argument("--only", action="append", default=[], metavar="OPERATION_ID",
                         help="fuzz only this operation (repeatable; to reproduce a failure)")
     parser.add_argument("--also-check", action="append", default=[], metavar="CHECK",
                         help="another schemathesis check to run (repeatable), e.g. use_after_free")
+    parser.add_argument("--phases", help="schemathesis phases of every round (default: all in the first, then "
+                                             "fuzzing,stateful)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the temporary directory (database, server log, requests.jsonl) even when all passed")
     parser.add_argument("--details", action="store_true", help="also print the commonest error answers per operation")
     args = parser.parse_args()
     binary = os.path.abspath(args.binary)
-    per_operation = args.per_operation or min(500, max(50, args.cases // 20))
+    # Each round runs the stateful phase anew (a few dozen sequences, however large
+    # --max-examples is), so a long run is better several rounds than one deep one.
+    per_operation = args.per_operation or min(250, max(50, args.cases // 40))
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     started = time.time()
 
@@ -684,7 +699,7 @@ def main():
         install_hooks()
         codes, rounds = [], 0
         while sum(TALLY.cases.values()) < args.cases and rounds < args.max_rounds:
-            phases = "examples,coverage,fuzzing,stateful" if rounds == 0 else "fuzzing,stateful"
+            phases = args.phases or ("examples,coverage,fuzzing,stateful" if rounds == 0 else "fuzzing,stateful")
             log(f"round {rounds + 1}: {phases}, seed {seed + rounds}, {sum(TALLY.cases.values())} cases so far")
             codes.append(run_schemathesis(base, seed + rounds, per_operation, phases,
                                           os.path.join(work, f"junit-{rounds + 1}.xml"),
@@ -726,8 +741,9 @@ def main():
             answers = " ".join(f"{s}:{n}" for s, n in sorted(statuses.items()))
             print(f"    {parent} {parent_status} -> {child}: {answers}")
 
-    levels, notable = server_log(work)
-    print("server log: " + ", ".join(f"{n} {level}" for level, n in sorted(levels.items())))
+    levels, notable, broken = server_log(work)
+    print("server log: " + ", ".join(f"{n} {level}" for level, n in sorted(levels.items()))
+          + (f", {len(broken)} line(s) broken by a request's data" if broken else ""))
     for line in notable:
         print("    " + line)
     reported = junit_failures(work)
@@ -741,6 +757,9 @@ def main():
     if failed_rounds:
         problems.append(f"schemathesis reported failures in round(s) {failed_rounds} (details above; "
                         f"JUnit reports in {work})")
+    if broken:
+        problems.append(f"{len(broken)} line(s) of the server log do not start with a time: a request's data "
+                        f"with a newline was written as it came, e.g. {broken[0]}")
     if not alive:
         problems.append(f"the server exited during the run (code {server.returncode}; see {work}/server.log)")
     unreached = [label for label in operations if TALLY.reached[label] == 0 and label != UNDOCUMENTED]
@@ -780,20 +799,25 @@ def junit_failures(work):
 
 
 def server_log(work):
-    """Lines of the server's log by level, and the first few distinct ones at warning or above."""
-    levels, notable, seen = collections.Counter(), [], set()
+    """Lines of the server's log by level; the first few distinct ones at warning or above; and
+    the lines that do not start with a time, which a request's data broke off another line (a
+    newline in an id written as it came lets a client forge log lines)."""
+    levels, notable, seen, broken = collections.Counter(), [], set(), []
     with open(os.path.join(work, "server.log"), errors="replace") as file:
+        previous = ""
         for line in file:
             parts = line.split(" ", 3)
-            if len(parts) < 4:
+            if len(parts) < 4 or not re.match(r"\d{4}-\d\d-\d\dT", parts[0]):
+                broken.append(f"{previous.rstrip()[:150]!r} then {line.rstrip()[:150]!r}")
                 continue
+            previous = line
             levels[parts[1]] += 1
             if parts[1] in ("warning", "error", "critical"):
                 shape = re.sub(r"\S*=\S*|\d+", "…", parts[3])[:120]
                 if shape not in seen and len(notable) < 8:
                     seen.add(shape)
                     notable.append(line.rstrip()[:300])
-    return levels, notable
+    return levels, notable, broken
 
 
 def document_operations():
