@@ -126,6 +126,25 @@ final class RawConnection: Sendable {
         }
     }
 
+    /// Every byte until the peer hangs up (or `timeout` passes).
+    func everything(within timeout: Duration) async throws -> [UInt8] {
+        try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
+            group.addTask {
+                var bytes: [UInt8] = []
+                for await buffer in self.received { bytes += buffer.readableBytesView }
+                return bytes
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            guard let first else { throw FixtureError.unexpected("the server did not hang up within \(timeout)") }
+            return first
+        }
+    }
+
     func close() async throws {
         try await channel.close()
     }

@@ -116,9 +116,16 @@ final class SyncChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // The device closes first: answer with its code (RFC 6455 §5.5.1), then hang up. The
             // session sees the connection end: `dropped`, unless it said `bye` before.
             var payload = frame.unmaskedData
-            let code = payload.readableBytes >= 2 ? payload.readSlice(length: 2) : nil
+            let code = payload.readableBytes >= 2 ? payload.getInteger(at: payload.readerIndex, as: UInt16.self) : nil
             state = .closed
-            let answer = WebSocketFrame(fin: true, opcode: .connectionClose, data: code ?? context.channel.allocator.buffer(capacity: 0))
+            var data = context.channel.allocator.buffer(capacity: 2)
+            if let code, Self.mayBeSent(code) {
+                data.writeInteger(code)
+            } else if code != nil || payload.readableBytes == 1 {
+                // A code no endpoint may send, or a one-byte body: RFC 6455 §7.4.1, §5.5.1.
+                data.write(webSocketErrorCode: .protocolError)
+            }
+            let answer = WebSocketFrame(fin: true, opcode: .connectionClose, data: data)
             let loopBound = context.loopBound
             context.writeAndFlush(wrapOutboundOut(answer)).assumeIsolated().whenComplete { _ in
                 loopBound.value.close(promise: nil)
@@ -129,6 +136,12 @@ final class SyncChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .closed:
             break
         }
+    }
+
+    /// Close codes an endpoint may put in a close frame (RFC 6455 §7.4.1–7.4.2; 1004–1006 and
+    /// 1015 are reserved for reporting, 3000–4999 for libraries and applications).
+    static func mayBeSent(_ code: UInt16) -> Bool {
+        (1000...1003).contains(code) || (1007...1014).contains(code) || (3000...4999).contains(code)
     }
 
     /// A WebSocket-level violation: close with `code` and wait (at most `closeTimeout`) for the
@@ -157,8 +170,20 @@ final class SyncChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A reset or a WebSocket decoding error (WebSocketProtocolErrorHandler, before us, has
-        // sent the close frame): the connection is over either way.
+        // A frame the decoder refused: one close frame with its code, then hang up (the decoder
+        // reads nothing more, so no answer would come). This handler sends it, not NIO's
+        // automatic error handling, which wrote a second close frame after one of ours (found by
+        // scripts/fuzz-sync.py; RFC 6455 §5.5.1: one close frame each way).
+        if let error = error as? NIOWebSocketError, case .open = state {
+            state = .closed
+            var data = context.channel.allocator.buffer(capacity: 2)
+            data.write(webSocketErrorCode: error == .invalidFrameLength ? .messageTooLarge : .protocolError)
+            let loopBound = context.loopBound
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
+                .assumeIsolated().whenComplete { _ in loopBound.value.close(promise: nil) }
+            return
+        }
+        // A reset, or a decoding error after our close frame: the connection is over either way.
         context.close(promise: nil)
     }
 

@@ -60,7 +60,8 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             let gateway = self.gateway
             let upgrader = NIOTypedWebSocketServerUpgrader<Negotiated>(
                 maxFrameSize: gateway.limits.maximumFrameBytes,
-                enableAutomaticErrorHandling: true,
+                // SyncChannelHandler answers decoding errors itself, with the session's one close frame.
+                enableAutomaticErrorHandling: false,
                 shouldUpgrade: { channel, head in
                     let promise = channel.eventLoop.makePromise(of: SyncUpgradeDecision.self)
                     promise.completeWithTask { await gateway.decide(head) }
