@@ -7,7 +7,7 @@ extension BeckonAPI {
     /// in the backend's secrets at once.
     func createAPIKey(_ request: Request, _ context: some RequestContext) async throws -> Response {
         try auth.admin(request.headers[.authorization])
-        let appID = try context.parameters.require("appId")
+        let appID = try Identifier.path("appId", of: context)
         var name: String?
         if request.headers[.contentType] != nil {
             let body = try await RequestBody.json(request, limit: configuration.maximumBodyBytes)
@@ -23,8 +23,8 @@ extension BeckonAPI {
     /// `DELETE /v1/admin/apps/{appId}/keys/{keyId}`: revokes a key at once.
     func revokeAPIKey(_ request: Request, _ context: some RequestContext) async throws -> Response {
         try auth.admin(request.headers[.authorization])
-        let appID = try context.parameters.require("appId")
-        let keyID = try context.parameters.require("keyId")
+        let appID = try Identifier.path("appId", of: context)
+        let keyID = try Identifier.path("keyId", of: context)
         guard try await store.revokeAPIKey(appID: appID, keyID: keyID) else {
             throw APIError.notFound("no key \(keyID) of app \(appID)")
         }

@@ -11,7 +11,7 @@ extension BeckonAPI {
     /// same outcome answers the same; another outcome is 409; an id that is not a call is 404.
     func endCall(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let key = try await auth.apiKey(request.headers[.authorization])
-        let callID = try context.parameters.require("callId").lowercased()
+        let callID = try Identifier.path("callId", of: context).lowercased()
         let body = try await RequestBody.json(request, limit: configuration.maximumBodyBytes)
         let reader = try JSONObjectReader(body, path: "", allowed: ["outcome"])
         guard let outcome = try reader.enumeration("outcome", CallEndOutcome.self) else {

@@ -45,7 +45,7 @@ extension BeckonAPI {
     /// version. Its user and credential stay.
     func updateDevice(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let device = try await auth.device(request.headers[.authorization])
-        let deviceID = try context.parameters.require("deviceId")
+        let deviceID = try Identifier.path("deviceId", of: context)
         guard device.id == deviceID else { throw APIError.forbidden("the credential is for another device") }
         guard let app = apps[device.appID] else { throw APIError.forbidden("the device's app is no longer served here") }
         let body = try DeviceRequest(try await RequestBody.json(request, limit: configuration.maximumBodyBytes))
@@ -63,7 +63,7 @@ extension BeckonAPI {
     /// `DELETE /v1/devices/{deviceId}`: by the device itself (its credential), or by the app's
     /// backend (its API key), e.g. when the user signs out elsewhere.
     func deleteDevice(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let deviceID = try context.parameters.require("deviceId")
+        let deviceID = try Identifier.path("deviceId", of: context)
         let ref: DeviceRef
         switch BearerCredential(authorization: request.headers[.authorization]) {
         case .device:

@@ -29,9 +29,7 @@ extension BeckonAPI {
 
         // The header (the IETF draft's name, also Stripe's) or the field; both must agree.
         let header = request.headers[Self.idempotencyKeyHeader]
-        if let header, header.isEmpty || header.utf8.count > 255 {
-            throw APIError.invalidField("Idempotency-Key", "must be 1 to 255 bytes")
-        }
+        if let header, let problem = Identifier.problem(header) { throw APIError.invalidField("Idempotency-Key", problem) }
         if let header, let field = body.idempotencyKey, header != field {
             throw APIError.invalidField("idempotencyKey", "differs from the Idempotency-Key header")
         }
@@ -72,7 +70,7 @@ extension BeckonAPI {
     /// other users' messages cannot be probed. The message counts as shown on the device.
     func getMessage(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let device = try await auth.device(request.headers[.authorization])
-        let messageID = try context.parameters.require("messageId")
+        let messageID = try Identifier.path("messageId", of: context)
         guard let entry = try await store.mailboxEntry(for: device.user, messageID: messageID.lowercased()),
             entry.message.expiresAt.map({ $0 > now() }) ?? true
         else { throw APIError.notFound("no message \(messageID) for this device") }

@@ -33,8 +33,7 @@ struct DeviceRequest {
 
     init(_ body: JSONValue) throws(APIError) {
         let reader = try JSONObjectReader(body, path: "", allowed: Self.fields)
-        deviceID = try reader.string("deviceId", maxLength: 255)
-        if deviceID == "" { throw .invalidField("deviceId", "must not be empty") }
+        deviceID = try reader.identifier("deviceId")
         bundleID = try reader.string("bundleId", maxLength: 255)
         environment = try reader.enumeration("environment", PushEnvironment.self)
         locale = try reader.string("locale", maxLength: 64)

@@ -29,8 +29,8 @@ struct MessageRequest {
         guard let recipients = try reader.object("recipients", allowed: ["users", "devices"]) else {
             throw .invalidField("recipients", "is required")
         }
-        users = try recipients.stringArray("users", maxCount: maxRecipients, maxLength: 255) ?? []
-        devices = try recipients.stringArray("devices", maxCount: maxRecipients, maxLength: 255) ?? []
+        users = try recipients.identifierArray("users", maxCount: maxRecipients) ?? []
+        devices = try recipients.identifierArray("devices", maxCount: maxRecipients) ?? []
         guard !users.isEmpty || !devices.isEmpty else {
             throw .invalidField("recipients", "must name at least one user or device")
         }
@@ -68,7 +68,6 @@ struct MessageRequest {
                 throw .invalidField("ttlSeconds", "must be between 1 and 31622400 (a year)")
             }
         }
-        idempotencyKey = try reader.string("idempotencyKey", maxLength: 255)
-        if idempotencyKey == "" { throw .invalidField("idempotencyKey", "must not be empty") }
+        idempotencyKey = try reader.identifier("idempotencyKey")
     }
 }

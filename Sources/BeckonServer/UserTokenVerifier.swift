@@ -64,9 +64,8 @@ struct UserTokenVerifier: Sendable {
         if let nbf = Self.seconds(claims["nbf"]), nowSeconds + leeway < nbf {
             throw .unauthorized("the user token is not valid yet (nbf)")
         }
-        guard case .string(let userID) = claims["sub"], !userID.isEmpty, userID.utf8.count <= 255 else {
-            throw .unauthorized("the user token has no sub (the user id)")
-        }
+        guard case .string(let userID) = claims["sub"] else { throw .unauthorized("the user token has no sub (the user id)") }
+        if let problem = Identifier.problem(userID) { throw .unauthorized("the user token's sub (the user id) \(problem)") }
         return Verified(appID: appID, userID: userID)
     }
 

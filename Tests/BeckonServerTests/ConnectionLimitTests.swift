@@ -44,8 +44,10 @@ import Testing
             $0.requestHeadSeconds = 1
             $0.idleSeconds = 2
         }) { server in
-            let slow = try await RawConnection.open(port: server.port)
+            // Taken before connecting: the server's deadline cannot start earlier, however late
+            // this task resumes after the connect under load.
             let opened = ContinuousClock.now
+            let slow = try await RawConnection.open(port: server.port)
             var closed = false
             for byte in "GET /health HTTP/1.1\r\nHost: test\r\nX-Slow: ".utf8 {
                 // A byte every 100 ms: a read-idle timer of a second would never fire.
