@@ -26,6 +26,9 @@ python3 scripts/crash-soak.py "$BECKON"
 # Hostile WebSocket input on sync sessions while well-behaved ones carry on (100,000 frames;
 # --frames 1000000 is the long version).
 python3 scripts/fuzz-sync.py "$BECKON"
+# schemathesis against openapi.yaml, each operation with the credential it names (about 1,400
+# cases; --cases 10000 is the long version).
+python3 scripts/fuzz-api.py "$BECKON"
 python3 scripts/demo.py "$BECKON"
 if [ -n "${BECKON_TEST_POSTGRES_URL:-}" ]; then
     # The same path, from a post to a measured wake, with the store on PostgreSQL (issue 13).
