@@ -31,7 +31,7 @@ Prints one table row per case and the details under it; exits 1 if any check fai
 import argparse, asyncio, base64, collections, json, os, re, resource, signal, sqlite3, statistics
 import subprocess, sys, tempfile, threading, time
 
-from beckonlib import free_port, user_token
+from beckonlib import cpu_seconds, free_port, user_token
 
 SECRET = "overload-user-token-secret-0123456789abcdef"
 ADMIN = "overload-admin-token-0123456789abcdef0123456"
@@ -979,9 +979,15 @@ class StormDevice:
         self.closed_at = self.welcome_at = self.resumed_at = None
         self.close_codes = collections.Counter()
         self.attempts = 0  # connection attempts after the restart's close
+        self.attempt_at = None  # when the attempt that got the first welcome after it began
+        self.welcome_wait = None
 
 
 class Storm:
+    def count(self, outcome):
+        """An attempt's outcome, prefixed while the server restarts (SIGTERM until the new process answers)."""
+        self.outcomes[("restarting: " if self.phase == "restart" else "") + outcome] += 1
+
     def __init__(self, port, devices):
         import random
         self.port, self.rng = port, random.Random(1234)
@@ -998,15 +1004,16 @@ class Storm:
         while not self.finished:
             if self.phase != "initial":
                 sd.attempts += 1
+            sd.attempt_at = now()
             try:
                 session = await Sync.open(self.port, sd.device.credential, timeout=20)
             except SyncRefused as refused:
-                self.outcomes[f"upgrade answered {kind(refused.answer)}"] += 1
+                self.count(f"upgrade answered {kind(refused.answer)}")
                 if refused.answer.status == 429:
                     self.retry_after[refused.answer.headers.get("retry-after")] += 1
             except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError) as error:
                 if self.phase != "initial":
-                    self.outcomes[kind(error)] += 1
+                    self.count(kind(error))
             else:
                 welcomed = await self.session(sd, session)
                 if welcomed:
@@ -1028,9 +1035,10 @@ class Storm:
                     if self.phase == "initial":
                         self.initial_welcomed += 1
                     else:
-                        self.outcomes["101, welcome"] += 1
+                        self.count("101, welcome")
                         if sd.closed_at is not None and sd.welcome_at is None:
                             sd.welcome_at = now()
+                            sd.welcome_wait = sd.welcome_at - sd.attempt_at
                 elif frame.get("type") == "message":
                     sd.ids.add(frame["id"])
                     sd.cursor = max(sd.cursor, frame["seq"])
@@ -1044,14 +1052,14 @@ class Storm:
             if self.phase != "initial" and sd.closed_at is None:
                 sd.closed_at = now()  # the restart's close
             elif self.phase != "initial":
-                self.outcomes[f"101, then closed {closed.code}" + ("" if welcomed else " before welcome")] += 1
+                self.count(f"101, then closed {closed.code}" + ("" if welcomed else " before welcome"))
             sd.close_codes[closed.code] += 1
             return welcomed
         except (OSError, asyncio.IncompleteReadError) as error:
             if sd.closed_at is None and self.phase != "initial":
                 sd.closed_at = now()
             elif self.phase != "initial":
-                self.outcomes[f"101, then {kind(error)}"] += 1
+                self.count(f"101, then {kind(error)}")
             sd.close_codes["no close frame"] += 1
             return welcomed
         finally:
@@ -1109,6 +1117,7 @@ async def case_storm(context):
 
     # The restart: SIGTERM (sessions get 1001), exit, start on the same database and port.
     storm.phase = "restart"
+    client_cpu = resource.getrusage(resource.RUSAGE_SELF)
     sigterm = now()
     stop_seconds = await asyncio.to_thread(server.stop)
     result.check(stop_seconds is not None, "the server did not exit within 30 s of SIGTERM")
@@ -1128,6 +1137,10 @@ async def case_storm(context):
     while now() < deadline and any(sd.resumed_at is None for sd in storm.devices):
         await asyncio.sleep(0.1)
     storm.finished = True
+    server_cpu = cpu_seconds(server.process.pid)
+    client_after = resource.getrusage(resource.RUSAGE_SELF)
+    client_used = (client_after.ru_utime + client_after.ru_stime) - (client_cpu.ru_utime + client_cpu.ru_stime)
+    storm_wall = now() - up
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -1164,7 +1177,10 @@ async def case_storm(context):
     result.note(f"SIGTERM → exit {seconds(stop_seconds)} ({counted(codes)}; {not_closed_1001} without 1001), "
                 f"exit → healthy {up - exited:.2f} s ({scale['storm_gap']} s of it deliberately down); downtime (SIGTERM → healthy) {downtime:.2f} s; "
                 f"'during' messages posted {posted - up:.2f} s after healthy")
-    result.note(f"welcome after the server was back: {spread(reconnect)}")
+    result.note(f"welcome after the server was back: {spread(reconnect)}; from the successful attempt's "
+                f"connect to its welcome: {spread([sd.welcome_wait for sd in storm.devices if sd.welcome_wait is not None])}")
+    result.note(f"CPU from SIGTERM until every device resumed: new server process {seconds(server_cpu)}, this "
+                f"client {client_used:.1f} s, over {storm_wall:.1f} s of wall time after the restart (2 cores, shared)")
     result.note(f"resumed (the 'during' message delivered) after SIGTERM: {spread(resumed)}; "
                 f"max/median {max(resumed) / median:.2f}" if resumed and median else "no device resumed")
     result.note(f"resumed after the device's own close: {spread(after_close)}")
