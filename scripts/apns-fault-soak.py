@@ -605,16 +605,17 @@ def aggregate(rows):
     for row in rows:
         into = merged.get(row["phase"])
         if into is None:
-            merged[row["phase"]] = dict(row, answers=dict(row["answers"]))
+            merged[row["phase"]] = dict(row, answers=dict(row["answers"]), reasons=dict(row["reasons"]),
+                                        failed_reasons=dict(row["failed_reasons"]))
             continue
         for field, value in row.items():
             if field == "cycle":
                 continue
             if field in ("drain_seconds", "most_copies", "max_outbox_attempts"):
                 into[field] = max(into[field], value)
-            elif field == "answers":
+            elif field in ("answers", "reasons", "failed_reasons"):
                 for code, count in value.items():
-                    into["answers"][code] = into["answers"].get(code, 0) + count
+                    into[field][code] = into[field].get(code, 0) + count
             elif isinstance(value, int) and not isinstance(value, bool) and into.get(field) is not None:
                 into[field] += value
     for row in merged.values():
@@ -734,12 +735,13 @@ def main():
                        f"highest fault phase {max((r['factor'] or 0) for r in rows if not r.get('probe')):.3f}; "
                        f"bound {bound}"
                        + ("" if not over else "; over: " + ", ".join(over))))
-        for row in rows:
-            if row.get("probe"):
-                checks.append(("retry exhaustion ends failed, within the bound",
-                               row["requests"] <= bound * row["pushes"] and row["failed"] == row["pushes"],
-                               f"{row['pushes']} push(es) to the token answered 503 for good got {row['requests']} requests "
-                               f"(bound {bound} each) and {row['failed']} ended failed"))
+        probes = [row for row in rows if row.get("probe")]
+        if probes:
+            pushed, asked = sum(r["pushes"] for r in probes), sum(r["requests"] for r in probes)
+            failed = sum(r["failed"] for r in probes)
+            checks.append(("retry exhaustion ends failed, within the bound", asked <= bound * pushed and failed == pushed,
+                           f"{pushed} push(es) to the token answered 503 for good got {asked} requests "
+                           f"(bound {bound} each) and {failed} ended failed"))
         # 3. Memory.
         ok, text = plateau(soak.samples, args.cycles)
         checks.append(("memory plateaus", ok, text))
@@ -753,8 +755,9 @@ def main():
             f"acc.f = failed although the emulator accepted it; dup = accepted twice; "
             f"no ans. = streams left unanswered; goaway = GOAWAYs sent, error budget included; "
             f"c.retry / d.retry = APNs client / outbox retries):")
-        print_table(aggregate(rows) if args.cycles > 1 else rows)
-        for row in rows:
+        table = aggregate(rows) if args.cycles > 1 else rows
+        print_table(table)
+        for row in table:
             if row["failed_reasons"]:
                 log(f"  {row['phase']}: failed {row['failed_reasons']}, at most {row['max_outbox_attempts']} outbox attempts")
         log("")
