@@ -56,6 +56,17 @@ def now():
     return time.monotonic()
 
 
+def listen_drops():
+    """TcpExt ListenOverflows of this machine (/proc/net/netstat): connections the kernel dropped
+    because a listener's accept queue (its backlog) was full."""
+    try:
+        with open("/proc/net/netstat") as netstat:
+            lines = [line.split() for line in netstat if line.startswith("TcpExt:")]
+        return int(dict(zip(lines[0][1:], lines[1][1:]))["ListenOverflows"])
+    except (OSError, KeyError, IndexError, ValueError):
+        return 0
+
+
 def percentile(values, fraction):
     if not values:
         return None
@@ -408,7 +419,9 @@ class Sync:
 
     @classmethod
     async def open(cls, port, credential, timeout=10):
+        began = now()
         reader, writer = await connect(port, timeout)
+        connected = now()
         key = base64.b64encode(os.urandom(16)).decode()
         writer.write((f"GET /v1/sync HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                       f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: beckon.v2\r\n"
@@ -422,7 +435,9 @@ class Sync:
         if answer.status != 101:
             close_writer(writer)
             raise SyncRefused(answer)
-        return cls(reader, writer)
+        session = cls(reader, writer)
+        session.connect_seconds, session.upgrade_seconds = connected - began, now() - connected
+        return session
 
     def _frame(self, opcode, payload):
         mask = os.urandom(4)
@@ -944,7 +959,7 @@ async def case_connections(context):
         port, limit = server.port, server.limit()
         key = await issue_key(port, "chat")
         device = await register(port, "chat", "u1")
-        started = now()
+        started, drops_before = now(), listen_drops()
         settle = scale["connections_settle"]
         held, kinds, refused_after, answered_after = await hold_connections(port, count, connect_timeout=settle,
                                                                            answer_timeout=settle)
@@ -977,6 +992,7 @@ async def case_connections(context):
             result.check(quick <= (percentile(answered_after, .5) or 0) + 1.0,
                          f"refused connections closed {spread(refused_after)} after connecting, later than admitted "
                          f"ones were answered ({spread(answered_after)})")
+        result.note(f"kernel listen-queue overflows meanwhile (backlog 256): {listen_drops() - drops_before}")
         result.note(f"after the TCP connect, admitted ones answered {spread(answered_after)}"
                     + (f"; refused ones closed {spread(refused_after)}" if refused_after else ""))
         result.note(f"phase {phase}: all {count} settled in {flood_seconds:.1f} s: {counted(kinds)}; "
@@ -1009,6 +1025,7 @@ class StormDevice:
         self.attempts = 0  # connection attempts after the restart's close
         self.attempt_at = None  # when the attempt that got the first welcome after it began
         self.welcome_wait = None
+        self.steps = None  # that attempt's TCP connect, upgrade (101) and hello → welcome, seconds
 
 
 class Storm:
@@ -1067,6 +1084,8 @@ class Storm:
                         if sd.closed_at is not None and sd.welcome_at is None:
                             sd.welcome_at = now()
                             sd.welcome_wait = sd.welcome_at - sd.attempt_at
+                            sd.steps = (session.connect_seconds, session.upgrade_seconds,
+                                        sd.welcome_wait - session.connect_seconds - session.upgrade_seconds)
                 elif frame.get("type") == "message":
                     sd.ids.add(frame["id"])
                     sd.cursor = max(sd.cursor, frame["seq"])
@@ -1132,11 +1151,11 @@ async def case_storm(context):
     registered = now() - started
     storm = Storm(port, [devices[u] for u in users])
     tasks = []
+    started = now()
     for i, sd in enumerate(storm.devices):
         tasks.append(asyncio.ensure_future(storm.run_device(sd)))
         if i % 200 == 199:
             await asyncio.sleep(0.1)
-    started = now()
     while storm.initial_welcomed < count and now() - started < 120:
         await asyncio.sleep(0.1)
     connected = now() - started
@@ -1158,6 +1177,7 @@ async def case_storm(context):
     # The restart: SIGTERM (sessions get 1001), exit, start on the same database and port.
     storm.phase = "restart"
     client_cpu = resource.getrusage(resource.RUSAGE_SELF)
+    drops_before = listen_drops()
     sigterm = now()
     stop_seconds = await asyncio.to_thread(server.stop)
     result.check(stop_seconds is not None, "the server did not exit within 30 s of SIGTERM")
@@ -1221,8 +1241,13 @@ async def case_storm(context):
     result.note(f"SIGTERM → exit {seconds(stop_seconds)} ({counted(codes)}; {not_closed_1001} without 1001), "
                 f"exit → healthy {up - exited:.2f} s ({scale['storm_gap']} s of it deliberately down); downtime (SIGTERM → healthy) {downtime:.2f} s; "
                 f"'during' messages posted {posted - up:.2f} s after healthy")
-    result.note(f"welcome after the server was back: {spread(reconnect)}; from the successful attempt's "
-                f"connect to its welcome: {spread([sd.welcome_wait for sd in storm.devices if sd.welcome_wait is not None])}")
+    steps = [sd.steps for sd in storm.devices if sd.steps]
+    result.note(f"welcome after the server was back: {spread(reconnect)}; the successful attempt, from its start "
+                f"to the welcome: {spread([sd.welcome_wait for sd in storm.devices if sd.welcome_wait is not None])}")
+    result.note(f"  of which the TCP connect: {spread([c for c, _, _ in steps])}; connected → 101: "
+                f"{spread([u for _, u, _ in steps])}; hello → welcome: {spread([w for _, _, w in steps])}")
+    result.note(f"kernel listen-queue overflows during the storm (all of this machine; the listener's backlog is "
+                f"Hummingbird's default 256): {listen_drops() - drops_before}")
     result.note(f"CPU from SIGTERM until every device resumed: new server process {seconds(server_cpu)}, this "
                 f"client {client_used:.1f} s, over {storm_wall:.1f} s of wall time after the restart (2 cores, shared)")
     result.note(f"resumed (the 'during' message delivered) after SIGTERM: {spread(resumed)}; "
