@@ -23,6 +23,9 @@ python3 scripts/crash-durability.py "$BECKON"
 # Three SIGKILLs under mixed load: nothing acknowledged lost or seen twice, every decided push
 # sent, rule 5 across a crash (docs/reliability.md; --kills 20 is the long version).
 python3 scripts/crash-soak.py "$BECKON"
+# Every fault Apple is known for, alone and combined: each push ends sent or failed, no retry
+# storm, memory flat, and SIGTERM within shutdown.grace-seconds with sends hung.
+python3 scripts/apns-fault-soak.py "$BECKON"
 # Hostile WebSocket input on sync sessions while well-behaved ones carry on (100,000 frames;
 # --frames 1000000 is the long version).
 python3 scripts/fuzz-sync.py "$BECKON"

@@ -87,6 +87,8 @@ public final class APNSClient: Sendable {
         let end = NIODeadline.now() + .nanoseconds(Int64((deadline ?? configuration.defaultDeadline) * 1e9))
         var retries = APNSRetryStateMachine(policy: retry ?? configuration.retry)
         while true {
+            // Shut down meanwhile (a node stopping with sends hung): no further attempt.
+            guard pools.withLockedValue({ $0 != nil }) else { throw APNSClientError.shutDown }
             let bearer = try authorization(for: credential)
             let token = bearer?.token
             let started = NIODeadline.now()

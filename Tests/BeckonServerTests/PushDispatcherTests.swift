@@ -122,6 +122,64 @@ import Testing
         try store.close()
     }
 
+    /// A send APNs never answers does not hold a stopping node for the client's 30 s deadline:
+    /// delivery stops `shutdown.grace-seconds` after its shutdown began, and the push, still in
+    /// the outbox, goes out after the restart (found by scripts/apns-fault-soak.py).
+    @Test func shutdownKeepsItsGraceWithASendHungAndThePushLeavesAfterTheRestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-hung-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("beckon.sqlite").path
+        var configuration = APITestFixture.configuration()
+        configuration.port = 0
+        configuration.shutdownGraceSeconds = 1
+        configuration.apps[0].delivery.strategy = .content
+        var logger = Logger(label: "beckon.outbox.test")
+        logger.logLevel = .critical
+
+        func withNode(_ body: @escaping @Sendable (SQLiteStore, BeckonNode) async throws -> Void) async throws -> Duration {
+            let store = try SQLiteStore(path: path)
+            try await BeckonAPI(store: store, configuration: configuration).declareApps()
+            let node = try await BeckonNode.assemble(
+                configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), logger: logger,
+                tick: .milliseconds(20))
+            let group = ServiceGroup(configuration: .init(services: [node], logger: logger))
+            var stopping = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                try await body(store, node)
+                stopping = ContinuousClock.now
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+            }
+            try store.close()
+            return ContinuousClock.now - stopping
+        }
+
+        let stopped = try await withNode { store, node in
+            try await store.registerDevice(DeviceRegistration(
+                appID: "chat", deviceID: "phone", userID: "alice", bundleID: "com.example.chat", environment: .sandbox,
+                pushToken: Self.token))
+            let emulator = try #require(node.emulator)
+            emulator.neverRespond()
+            _ = try await store.appendMessages(appID: "chat", [NewMessage(recipients: ["alice"])])
+            node.delivery.events.submit(.messageAppended(
+                try #require(try await store.messages(for: UserRef(appID: "chat", userID: "alice"), after: 0, limit: 1).first?.message),
+                users: [UserRef(appID: "chat", userID: "alice")]))
+            let deadline = ContinuousClock.now + .seconds(20)
+            while emulator.counters.unanswered == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(emulator.counters.unanswered == 1, "the send is hung")
+        }
+        #expect(stopped < .seconds(6), "stopped after \(stopped) with a grace of 1 s (the APNs deadline is 30 s)")
+
+        _ = try await withNode { store, node in
+            let emulator = try #require(node.emulator)
+            let deadline = ContinuousClock.now + .seconds(20)
+            while emulator.deliveries(to: Self.token).isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(emulator.deliveries(to: Self.token).count == 1, "the hung push is sent after the restart")
+        }
+    }
+
     @Test func badDeviceTokenIsTriedInTheOtherEnvironmentBeforeTheTokenIsDropped() async throws {
         try await SyncTestServer.with(delivery: true) { server in
             // A production token: the (sandbox) emulator answers BadDeviceToken, in both tries.

@@ -10,6 +10,7 @@ import ServiceLifecycle
 public struct DeliveryService: Service {
     let driver: DeliveryDriver
     let clients: [APNSClient]
+    let grace: Duration
 
     /// - Parameters:
     ///   - routes: each app's APNs route (`BeckonNode` picks Apple or the built-in emulator).
@@ -43,13 +44,33 @@ public struct DeliveryService: Service {
         }
         self.driver = driver
         self.clients = clients
+        self.grace = .seconds(configuration.shutdownGraceSeconds)
     }
 
     /// What the API and the sync hub report, queued for the planner.
     public var events: DeliveryEventSink { DeliveryEventSink { [driver] in driver.submit($0) } }
 
+    /// On graceful shutdown the planner finishes its events and the dispatcher its sends, but a
+    /// send APNs never answers must not hold the process for the client's 30 s deadline:
+    /// `shutdown.grace-seconds` after shutdown began here, the APNs clients are shut down, which
+    /// fails what still waits. Those pushes are recorded to be tried again, and go out after the
+    /// restart (found by scripts/apns-fault-soak.py).
     public func run() async throws {
-        try await driver.run()
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await driver.run()
+                return true
+            }
+            group.addTask { [clients, grace] in
+                try await gracefulShutdown()
+                try await Task.sleep(for: grace)
+                for client in clients { await client.shutdown() }
+                return false
+            }
+            // Until the driver is done; the timer only cuts its sends short.
+            while let driverDone = try await group.next(), !driverDone {}
+            group.cancelAll()
+        }
         for client in clients { await client.shutdown() }
     }
 }
