@@ -8,7 +8,7 @@ the sync protocol as an app woken by that push would, and shows the measured wak
 
 Exits 0 when the push arrived and the wake was measured, 1 otherwise. Loopback only.
 """
-import json, os, subprocess, sys, tempfile, time
+import json, os, subprocess, sys, tempfile, time, urllib.request
 
 from beckonlib import SyncSession, free_port, request, user_token as signed_user_token
 
@@ -90,6 +90,16 @@ def main():
         kind = wakes[0]
         print(f"6. wake measured: {kind['reason']}/{kind['strategy']}, success rate {kind['wakeSuccessRate']}, "
               f"latency {kind['latencySeconds']['p50']:.3f} s (GET /v1/delivery/report)")
+        # The operator's dashboard (deploy/grafana-dashboard.json) has a series for each panel now.
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("check_dashboard", os.path.join(os.path.dirname(__file__), "check-dashboard.py"))
+        check = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(check)
+        with urllib.request.urlopen(base + "/metrics", timeout=10) as answer:
+            absent = check.missing(answer.read().decode())
+        if absent:
+            sys.exit(f"demo: series the Grafana dashboard queries are not exported: {absent}")
+        print(f"7. every series of deploy/grafana-dashboard.json is exported (GET /metrics)")
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -33,6 +33,26 @@ extension BeckonAPI {
     }
 }
 
+extension BeckonAPI {
+    /// `GET /v1/admin/apps/{appId}/users/{userId}/devices`: what an operator looks at when a user
+    /// says a phone gets nothing: the user's devices, their tokens and capabilities.
+    func userDevices(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        try auth.admin(request.headers[.authorization])
+        let appID = try Identifier.path("appId", of: context)
+        let userID = try Identifier.path("userId", of: context)
+        guard try await store.app(id: appID) != nil else { throw APIError.notFound("no app \(appID)") }
+        let devices = try await store.devices(of: UserRef(appID: appID, userID: userID))
+        return Self.json(.ok, UserDevicesBody(appId: appID, userId: userID, devices: devices.map(DeviceBody.init)))
+    }
+}
+
+/// The answer to `GET /v1/admin/apps/{appId}/users/{userId}/devices`.
+struct UserDevicesBody: ResponseEncodable {
+    var appId: String
+    var userId: String
+    var devices: [DeviceBody]
+}
+
 /// A new API key: the only time `key` is shown.
 struct IssuedAPIKeyBody: Encodable {
     var id: String

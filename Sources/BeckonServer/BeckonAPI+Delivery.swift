@@ -7,6 +7,18 @@ extension BeckonAPI {
     /// N seconds (default a day, at most 30 days): what each kind of push achieved (design rule 10).
     func deliveryReport(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let key = try await auth.apiKey(request.headers[.authorization])
+        return Self.json(.ok, try await report(appID: key.appID, request))
+    }
+
+    /// `GET /v1/admin/apps/{appId}/delivery/report`: the same report for the operator (admin token).
+    func adminDeliveryReport(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        try auth.admin(request.headers[.authorization])
+        let appID = try Identifier.path("appId", of: context)
+        guard try await store.app(id: appID) != nil else { throw APIError.notFound("no app \(appID)") }
+        return Self.json(.ok, try await report(appID: appID, request))
+    }
+
+    private func report(appID: String, _ request: Request) async throws -> DeliveryReport {
         var window: TimeInterval = 86_400
         if let text = request.uri.queryParameters["sinceSeconds"] {
             guard let seconds = Int(text), (1...30 * 86_400).contains(seconds) else {
@@ -15,9 +27,8 @@ extension BeckonAPI {
             window = TimeInterval(seconds)
         }
         let since = now().addingTimeInterval(-window)
-        let report = DeliveryReport(
-            appID: key.appID, since: since, records: try await store.pushRecords(appID: key.appID, since: since),
-            unreachableDevices: try await store.unreachableDeviceCount(appID: key.appID))
-        return Self.json(.ok, report)
+        return DeliveryReport(
+            appID: appID, since: since, records: try await store.pushRecords(appID: appID, since: since),
+            unreachableDevices: try await store.unreachableDeviceCount(appID: appID))
     }
 }

@@ -73,6 +73,8 @@ public struct BeckonAPI: Sendable {
         router.get("v1/sync") { request, context in try await syncWithoutUpgrade(request, context) }
         router.post("v1/admin/apps/{appId}/keys") { request, context in try await createAPIKey(request, context) }
         router.delete("v1/admin/apps/{appId}/keys/{keyId}") { request, context in try await revokeAPIKey(request, context) }
+        router.get("v1/admin/apps/{appId}/users/{userId}/devices") { request, context in try await userDevices(request, context) }
+        router.get("v1/admin/apps/{appId}/delivery/report") { request, context in try await adminDeliveryReport(request, context) }
     }
 
     // MARK: Responses

@@ -61,13 +61,7 @@ struct TryCommand: AsyncParsableCommand {
     }
 
     static func call(_ method: String, _ url: String, bearer: String, body: [String: Any]) async throws -> [String: Any] {
-        var request = URLRequest(url: URL(string: url)!)
-        request.httpMethod = method
-        request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: body)
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        let (status, data) = try await HTTPCall.json(method, url, bearer: bearer, body: body)
         guard (200..<300).contains(status), let answer = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw ValidationError("\(method) \(url): \(status) \(String(decoding: data, as: UTF8.self))")
         }

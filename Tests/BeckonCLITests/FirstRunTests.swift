@@ -25,6 +25,21 @@ import Testing
         #expect(tried.output.contains("\"reason\" : \"wake\""))
         let token = try CLIHarness.beckonProcess(["user-token", "--user", "alice", "--credentials", credentials])
         #expect(token.output.split(separator: ".").count == 3)
+
+        // The admin commands, with the development app's admin token from the same file.
+        let admin = ["--url", "http://127.0.0.1:\(port)", "--credentials", credentials]
+        let devices = try CLIHarness.beckonProcess(["admin", "devices", "--app", "dev", "--user", "newcomer"] + admin)
+        #expect(devices.exitCode == 0, "\(devices.errors)")
+        #expect(devices.output.contains("\"deviceId\" : \"try-"))
+        let report = try CLIHarness.beckonProcess(["admin", "report", "--app", "dev"] + admin)
+        #expect(report.output.contains("\"reason\" : \"wake\""), "\(report.output)")
+        let created = try CLIHarness.beckonProcess(["admin", "create-key", "--app", "dev", "--name", "ci"] + admin)
+        let key = try #require(created.lines.first ?? (try? JSONSerialization.jsonObject(with: Data(created.output.utf8)) as? [String: Any]))
+        let keyID = try #require(key["id"] as? String)
+        #expect(try CLIHarness.beckonProcess(["admin", "revoke-key", "--app", "dev", "--key-id", keyID] + admin).exitCode == 0)
+        let unknown = try CLIHarness.beckonProcess(["admin", "revoke-key", "--app", "dev", "--key-id", "nokey"] + admin)
+        #expect(unknown.exitCode != 0)
+        #expect(unknown.errors.contains("404"))
         first.process.terminate()
         first.process.waitUntilExit()
 

@@ -79,6 +79,8 @@ import Testing
             ("GET /v1/sync", .get, "/v1/sync", nil, ["device credential"]),
             ("POST /v1/admin/apps/{app}/keys", .post, "/v1/admin/apps/chat/keys", "{}", ["admin token"]),
             ("DELETE /v1/admin/apps/{app}/keys/{id}", .delete, "/v1/admin/apps/chat/keys/nokey", nil, ["admin token"]),
+            ("GET /v1/admin/apps/{app}/users/{user}/devices", .get, "/v1/admin/apps/chat/users/alice/devices", nil, ["admin token"]),
+            ("GET /v1/admin/apps/{app}/delivery/report", .get, "/v1/admin/apps/chat/delivery/report", nil, ["admin token"]),
         ]
         for route in routes {
             for (kind, bearer) in everyKind where !route.accepts.contains(kind) {
@@ -102,6 +104,9 @@ import Testing
         row("PUT /v1/devices/{id}", "own device credential", .put, "/v1/devices/phone-b", update, c.bob, .ok)
         row("GET /v1/messages/{id}", "own device credential", .get, "/v1/messages/\(c.aliceMessage)", nil, c.alice, .ok)
         row("GET /v1/delivery/report", "API key", .get, "/v1/delivery/report", nil, c.chatKey, .ok)
+        row("GET /v1/admin/apps/{app}/users/{user}/devices", "admin token", .get, "/v1/admin/apps/chat/users/alice/devices", nil, c.admin, .ok)
+        row("GET /v1/admin/apps/{app}/users/{user}/devices", "admin token, no such app", .get, "/v1/admin/apps/nope/users/alice/devices", nil, c.admin, .notFound)
+        row("GET /v1/admin/apps/{app}/delivery/report", "admin token", .get, "/v1/admin/apps/mail/delivery/report", nil, c.admin, .ok)
         row("GET /v1/health", "none", .get, "/health", nil, nil, .ok)
         row("GET /metrics", "none", .get, "/metrics", nil, nil, .ok)
         return rows
@@ -202,5 +207,31 @@ import Testing
             expiredUserToken: userToken(app: "chat", user: "alice", expiresIn: -600),
             forgedUserToken: userToken(app: "chat", user: "alice", secret: "not-the-apps-secret-0123456789abcdef"),
             aliceMessage: try await server.post(to: ["alice"], text: "before"))
+    }
+}
+
+/// The operator's read-only admin routes: a user's devices, an app's delivery report.
+@Suite struct AdminReadRoutesTests {
+    @Test func aUsersDevicesAndTheReportAreShownToTheAdmin() async throws {
+        try await SyncTestServer.with { server in
+            _ = try await server.device(user: "alice", device: "phone")
+            _ = try await server.device(user: "alice", device: "tablet")
+            _ = try await server.device(user: "bob", device: "bobs")
+            let devices = try await server.http { client in
+                try await client.get("/v1/admin/apps/chat/users/alice/devices", headers: APITestFixture.headers(bearer: APITestFixture.adminToken))
+            }
+            #expect(devices.status == .ok)
+            let listed = try JSONParser.parse(Array(try #require(devices.body).readableBytesView))
+            guard case .array(let items)? = listed["devices"] else { throw FixtureError.unexpected("no devices: \(listed)") }
+            #expect(Set(items.compactMap { $0["deviceId"]?.string }) == ["phone", "tablet"])
+            #expect(items.allSatisfy { $0["userId"]?.string == "alice" })
+
+            let report = try await server.http { client in
+                try await client.get("/v1/admin/apps/chat/delivery/report?sinceSeconds=60", headers: APITestFixture.headers(bearer: APITestFixture.adminToken))
+            }
+            #expect(report.status == .ok)
+            let body = try JSONParser.parse(Array(try #require(report.body).readableBytesView))
+            #expect(body["appId"]?.string == "chat")
+        }
     }
 }
