@@ -189,7 +189,7 @@ import Testing
 
             // Without a VoIP token: alerts with collapse id = call id until the timeout, then missed.
             let bobCall = try await server.post(to: ["bob"], kind: "call")
-            let rings = try await server.pushes(to: Self.otherToken, count: 3, timeout: .seconds(5))
+            let rings = try await server.pushes(to: Self.otherToken, count: 3)
             #expect(rings.allSatisfy { $0.pushType == .alert && $0.collapseID == bobCall })
             let last = try await server.waitForDelivery(to: Self.otherToken) {
                 (try? Self.json($0)["beckon"] as? [String: Any])?["reason"] as? String == "missed-call"
@@ -317,7 +317,7 @@ extension SyncTestServer {
 
     /// Waits until the emulator has accepted at least `count` pushes for the token; returns them.
     func pushes(
-        to token: String, count: Int, timeout: Duration = .seconds(5)
+        to token: String, count: Int, timeout: Duration = .seconds(20)
     ) async throws -> [APNSEmulatorNotification] {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
@@ -329,7 +329,7 @@ extension SyncTestServer {
     }
 
     func waitForDelivery(
-        to token: String, timeout: Duration = .seconds(5), _ matches: (APNSEmulatorNotification) -> Bool
+        to token: String, timeout: Duration = .seconds(20), _ matches: (APNSEmulatorNotification) -> Bool
     ) async throws -> APNSEmulatorNotification {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
@@ -341,7 +341,7 @@ extension SyncTestServer {
 
     /// Waits until an outbox record of the app matches.
     func waitForPush(
-        app: String = "chat", timeout: Duration = .seconds(5), _ matches: (PushRecord) -> Bool
+        app: String = "chat", timeout: Duration = .seconds(20), _ matches: (PushRecord) -> Bool
     ) async throws -> PushRecord {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
@@ -352,7 +352,7 @@ extension SyncTestServer {
         throw FixtureError.unexpected("no matching push record")
     }
 
-    func waitUntil(timeout: Duration = .seconds(5), _ condition: () async throws -> Bool) async throws {
+    func waitUntil(timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if try await condition() { return }
