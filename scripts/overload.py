@@ -177,8 +177,14 @@ class Server:
         """What went wrong with an exit: one the server chose (a signal, an error) while we did
         not stop it, a failed or hung SIGTERM; None when nothing did."""
         if self.process is not None and self.process.poll() is not None and not self.stopping:
-            return f"exited by itself with {self.process.returncode}"
+            code = self.process.returncode
+            how = f"signal {-code} ({signal.Signals(-code).name})" if code < 0 else f"status {code}"
+            return f"the server died by itself: {how}"
         return "; ".join(self.bad_exits) or None
+
+    def log_tail(self, lines=4):
+        with open(self.log_path, errors="replace") as log:
+            return " / ".join(line.strip() for line in log.read().strip().splitlines()[-lines:] if line.strip())
 
     def limit(self):
         """http.max-connections as the server logged it."""
@@ -1665,6 +1671,12 @@ async def run(args):
         except Exception as error:
             import traceback
             broken = Result(f"{number} {name}", "did not complete")
+            # Most often because a server died under the case: say so first.
+            for server in context.servers:
+                crash = server.crashed()
+                if crash:
+                    broken.after = "DEAD"
+                    broken.failures.append(f"{server.name}: {crash}; its log ends: {server.log_tail()!r}")
             broken.failures.append(f"the case raised {type(error).__name__}: {error}")
             broken.notes.append(traceback.format_exc().strip().splitlines()[-3])
             produced = [broken]
