@@ -6,8 +6,9 @@ lose a message it acknowledged.
     scripts/overload.py BECKON_BINARY [--scale small|full] [--only CASE,...] [--keep]
 
 Cases (each on a fresh server; `--only` takes their numbers or names):
-  1 descriptors  a low open-files limit (soft = hard = 512) and more connections than it allows;
-                 then http.max-connections set above that limit, so accept(2) meets EMFILE
+  1 descriptors  a low open-files limit (soft = hard = 512) and more connections than it allows,
+                 requests kept coming on connections held from before; then the same with
+                 http.max-connections set above that limit, so every descriptor is taken
   2 slowloris    request heads, second heads and bodies trickled one byte every 2 s, idle
                  connections; legitimate requests must be served meanwhile, every slow
                  connection closed within its timeout (http.request-head-seconds for a first
@@ -48,10 +49,10 @@ APPS = ("chat", "mail")
 SLACK = 3.0  # seconds allowed past a timeout before it counts as not enforced (a loaded 2-core CI machine)
 
 SCALES = {
-    "small": dict(fd_flood=600, fd_misconfigured_flood=700, slow_attackers=200, slow_group=10,
+    "small": dict(fd_flood=600, fd_misconfigured_flood=700, fd_busy_seconds=4, slow_attackers=200, slow_group=10,
                   head_seconds=4, idle_seconds=6, grace_seconds=3, slow_extra=6, connections=1000, connections_settle=30, storm_devices=300,
                   storm_gap=2, storm_deadline=90, flood_seconds=4, flood_writers=64, lock_seconds=11, lock_offline=600, disk_posts=40),
-    "full": dict(fd_flood=1500, fd_misconfigured_flood=1500, slow_attackers=2000, slow_group=50,
+    "full": dict(fd_flood=1500, fd_misconfigured_flood=1500, fd_busy_seconds=10, slow_attackers=2000, slow_group=50,
                  head_seconds=None, idle_seconds=None, grace_seconds=None, slow_extra=8, connections=10000, connections_settle=90,
                  storm_devices=10000, storm_gap=5, storm_deadline=300, flood_seconds=20, flood_writers=128,
                  lock_seconds=16, lock_offline=2000, disk_posts=200),
@@ -692,6 +693,19 @@ async def case_descriptors(context):
         frame = await attempt(session.receive(timeout=5))
         result.check(isinstance(frame, dict) and frame.get("id") == post.json()["id"],
                      f"the sync session held through the flood did not get the message live ({frame!r:.80})")
+    # Work kept coming while full (as in B below, where it kills the server): the reserve holds.
+    busy = collections.Counter()
+    busy_until = now() + scale["fd_busy_seconds"]
+    while now() < busy_until and server.alive():
+        for outcome in (await attempt(keeper.request("GET", f"/v1/messages/{post.json()['id']}", token=device.credential)),
+                        await attempt(keeper.request("POST", "/v1/messages", message(["u1"], during="full"), key))):
+            busy[kind(outcome)] += 1
+            if isinstance(outcome, Answer) and outcome.status == 202:
+                acknowledged["u1"].add(outcome.json()["id"])
+    result.check(set(busy) <= {"200", "202"} and server.alive(),
+                 f"requests on a held connection while full for {scale['fd_busy_seconds']} s: {counted(busy)}"
+                 + ("" if server.alive() else f"; {server.crashed()}"))
+    result.answers.update({f"while full: {k}": v for k, v in busy.items()})
     for _, writer in held:
         close_writer(writer)
     recovery, probe = await recover(port, key)
@@ -727,11 +741,29 @@ async def case_descriptors(context):
     fds = server.descriptors()
     # Concurrent reads and writes on the held connections: SQLite may need new descriptors
     # (a reader connection of the pool) when there are none left.
+    # Kept up for a few seconds: libdispatch's worker monitor opens /proc/<tid>/stat once a
+    # second while work is queued, and that open must not be the one that fails.
     during = collections.Counter()
-    reads = await asyncio.gather(*(attempt(k.request("GET", f"/v1/messages/{first.json()['id']}", token=device.credential))
-                                   for k in keepers))
-    posts = await asyncio.gather(*(attempt(k.request("POST", "/v1/messages", message(["u1"], during="EMFILE"), key))
-                                   for k in keepers))
+    reads, posts = [], []
+    busy_until = now() + scale["fd_busy_seconds"]
+    while now() < busy_until and server.alive():
+        reads += await asyncio.gather(*(attempt(k.request("GET", f"/v1/messages/{first.json()['id']}", token=device.credential))
+                                        for k in keepers))
+        posts += await asyncio.gather(*(attempt(k.request("POST", "/v1/messages", message(["u1"], during="EMFILE"), key))
+                                        for k in keepers))
+    if not server.alive():
+        for _, writer in held:
+            close_writer(writer)
+        result.failures.append(f"B: {server.crashed()} with every descriptor in use; its log ends: {server.log_tail(3)!r}")
+        result.answers.update({f"B: {k}": v for k, v in kinds_b.items()})
+        result.answers[f"B: server died ({server.crashed().split(': ')[-1]})"] += 1
+        result.note(f"B (http.max-connections 2000 over RLIMIT_NOFILE {nofile}): {count} connections at once: "
+                    f"{counted(kinds_b)}; the server died while requests kept coming on the held connections")
+        result.done = (f"RLIMIT_NOFILE 512: {scale['fd_flood']} conns vs default limit {limit}; "
+                       f"then limit 2000 > fds, {count} conns (EMFILE)")
+        result.recovery = f"{seconds(recoveries[0])} / never (dead)"
+        result.after = "A alive; B DEAD"
+        return [result]
     for outcome, what in [(o, "GET /v1/messages/{id}") for o in reads] + [(o, "post") for o in posts]:
         during[f"{what.split()[0]} {kind(outcome)}"] += 1
         if what == "post" and isinstance(outcome, Answer) and outcome.status == 202:
