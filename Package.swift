@@ -189,6 +189,7 @@ let package = Package(
             dependencies: [
                 "BeckonStore", "BeckonProtocol", "APNSCore", "TestCapture", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .testTarget(

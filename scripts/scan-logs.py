@@ -32,6 +32,9 @@ PATTERNS = [
 ]
 
 
+BUILD_STEP = re.compile(r"^\[\d+/\d+\] ")
+
+
 def findings(line):
     for name, pattern in PATTERNS:
         for match in pattern.finditer(line):
@@ -62,6 +65,8 @@ def scan(paths, out=sys.stdout):
         with open(path, "r", errors="replace") as log:
             for number, line in enumerate(log, 1):
                 lines += 1
+                if BUILD_STEP.match(line):
+                    continue  # swift build's progress ("[2/7] Write swift-version-6A52383ED409C6A7.txt")
                 for kind, secret in findings(line):
                     found.append((path, number, kind, secret))
     return lines, scanned, found

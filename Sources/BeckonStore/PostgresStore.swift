@@ -20,7 +20,9 @@ public final class PostgresStore: Sendable {
 
     /// `url`: `postgres://user[:password]@host[:port]/database`. No TLS yet (loopback and private
     /// networks only, until the TLS settings land).
-    public init(url: String, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) throws {
+    public init(url: String, logger given: Logger, now: @escaping @Sendable () -> Date = { Date() }) throws {
+        // PostgresNIO gets this logger with every query; at trace it would write result rows.
+        let logger = NoTraceLogHandler.capping(given)
         guard let components = URLComponents(string: url), components.scheme == "postgres" || components.scheme == "postgresql",
             let host = components.host, let user = components.user
         else { throw BeckonStoreError.invalidArgument(field: "database.url", reason: "is not postgres://user@host[:port]/database") }
