@@ -98,6 +98,14 @@ extension APIError: HTTPResponseError {
             self.init(
                 status: error.status, code: Self.code(for: error.status),
                 message: (error as? HTTPError)?.body ?? error.status.reasonPhrase)
+        case let error where StoreUnavailable.matches(error):
+            // Passes by itself (a lock, a full disk, no descriptor left): nothing of the request
+            // was stored, and the client may retry (scripts/overload.py found these answered 500).
+            logger.warning("the store is unavailable", metadata: ["error": "\(String(reflecting: error))"])
+            self.init(
+                status: .serviceUnavailable, code: .unavailable,
+                message: "the database cannot take requests now (busy, locked or out of space); retry later")
+            headers[.retryAfter] = "1"
         default:
             logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
             self.init(status: .internalServerError, code: .internalError, message: "internal error")
@@ -114,6 +122,7 @@ extension APIError: HTTPResponseError {
         case .contentTooLarge: .tooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .tooManyRequests: .rateLimited
+        case .serviceUnavailable: .unavailable
         default: status.code >= 500 ? .internalError : .badRequest
         }
     }

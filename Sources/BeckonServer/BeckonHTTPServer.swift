@@ -82,7 +82,13 @@ public enum BeckonHTTPServer {
             api: api, hub: hub, limits: SyncLimits(configuration), connectsPerMinute: configuration.syncConnectsPerMinute,
             logger: logger)
         let limiter = ConnectionLimiter(limit: FileDescriptorLimit.connectionLimit(configured: configuration.maximumConnections))
-        logger.info("connection limit", metadata: ["http.max-connections": "\(limiter.limit)"])
+        if let configured = configuration.maximumConnections, configured > limiter.limit {
+            logger.warning("http.max-connections is above the open-files limit less 256; lowered", metadata: [
+                "configured": "\(configured)", "http.max-connections": "\(limiter.limit)",
+            ])
+        } else {
+            logger.info("connection limit", metadata: ["http.max-connections": "\(limiter.limit)"])
+        }
         let tls = try makeTLSConfiguration(configuration)
         let server = HTTPServerBuilder { responder in
             let plain = SyncUpgradeChannel(

@@ -26,11 +26,12 @@ enum FileDescriptorLimit {
         return Int(clamping: limits.rlim_cur)  // RLIM_INFINITY is the largest value: clamps to Int.max.
     }
 
-    /// `http.max-connections` when set, else the open-files limit less the reserve.
+    /// `http.max-connections` when set, else the open-files limit less the reserve; never more
+    /// than that: a process with no descriptor left is killed (libdispatch's worker monitor aborts
+    /// when it cannot open `/proc`, found by scripts/overload.py), so the reserve is not negotiable.
     static func connectionLimit(configured: Int?) -> Int {
-        if let configured { return configured }
-        guard let soft = raiseToHardLimit() else { return 10_000 }
-        return max(16, soft - reserve)
+        let ceiling = raiseToHardLimit().map { max(16, $0 - reserve) } ?? 10_000
+        return min(configured ?? ceiling, ceiling)
     }
 
     #if canImport(Glibc)

@@ -76,6 +76,8 @@ import Testing
         let limit = FileDescriptorLimit.connectionLimit(configured: nil)
         #expect(limit >= 16)
         #expect(FileDescriptorLimit.connectionLimit(configured: 7) == 7)
+        // Never above the open-files limit less the reserve, whatever is configured.
+        #expect(FileDescriptorLimit.connectionLimit(configured: Int.max) == limit)
     }
 }
 

@@ -150,15 +150,21 @@ final class DeliveryDriver: Service, Sendable {
         }
         // Devices another node saved first are planned again, alone, from the stored state.
         var only: Set<DeviceRef>?
-        for attempt in 1...conflictAttempts {
+        var attempt = 0
+        var unavailable = 0
+        while attempt < conflictAttempts {
+            attempt += 1
             do {
                 var step = try await PlanningStep(driver: self, devicesFor: batch, only: only)
                 for event in batch {
-                    // One event that cannot be applied (its device deleted meanwhile, a store
-                    // error) costs that event, not the batch: losing a `.disconnected` would leave
-                    // a planner believing its device connected, silent until it reconnects.
+                    // One event that cannot be applied (its device deleted meanwhile) costs that
+                    // event, not the batch: losing a `.disconnected` would leave a planner
+                    // believing its device connected, silent until it reconnects. A store that is
+                    // unavailable for a moment costs nothing: the whole batch is planned again.
                     do {
                         try await step.apply(event)
+                    } catch where StoreUnavailable.matches(error) {
+                        throw error
                     } catch {
                         logger.error("an event could not be planned", metadata: ["error": "\(error)"])
                     }
@@ -176,6 +182,16 @@ final class DeliveryDriver: Service, Sendable {
                 }
                 // A short random pause, so the nodes that collided do not collide again.
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
+            } catch where StoreUnavailable.matches(error) && unavailable < Self.unavailableAttempts {
+                // Locked, full, out of reach: nothing was saved, so the batch is planned again from
+                // the store once it answers (found by scripts/overload.py: batches dropped here
+                // were never pushed). Backoff 0.1 s doubling to 5 s: about two minutes in all.
+                unavailable += 1
+                attempt -= 1
+                logger.warning("the store is unavailable; planning the batch again", metadata: [
+                    "error": "\(String(reflecting: error))", "events": "\(batch.count)", "attempt": "\(unavailable)",
+                ])
+                try? await Task.sleep(for: .milliseconds(min(5_000, 100 << min(unavailable - 1, 6))))
             } catch {
                 // The messages are in the mailbox whatever happens here; the device syncs them
                 // when it next connects. Only the push for them is lost, and said so.
@@ -184,6 +200,9 @@ final class DeliveryDriver: Service, Sendable {
             }
         }
     }
+
+    /// How often a batch is planned again while the store is unavailable.
+    static let unavailableAttempts = 30
 
     func policy(for appID: String) -> DeliveryPolicy { policies[appID] ?? DeliveryPolicy() }
 
