@@ -115,7 +115,7 @@ final class SyncChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .open:
             // The device closes first: answer with its code (RFC 6455 §5.5.1), then hang up. The
             // session sees the connection end: `dropped`, unless it said `bye` before.
-            var payload = frame.unmaskedData
+            let payload = frame.unmaskedData
             let code = payload.readableBytes >= 2 ? payload.getInteger(at: payload.readerIndex, as: UInt16.self) : nil
             state = .closed
             var data = context.channel.allocator.buffer(capacity: 2)
