@@ -50,7 +50,7 @@ import Testing
         let store = try test.open(clock: SystemClock())
         let probe = try ProbeProcess(database: test.path, role: "extension", ["hold"])
         try await probe.line("acquired")
-        probe.signal(SIGSTOP)
+        try await probe.stop()
         let app = LeaseLock(store: store, holder: LeaseHolder(role: .app), clock: SystemClock())
         let writer = try await app.acquire(timeout: .seconds(10))
         try store.setBadge(5, as: writer)

@@ -44,6 +44,23 @@ final class ProbeProcess: @unchecked Sendable {
         kill(process.processIdentifier, signal)
     }
 
+    /// SIGSTOP, then waits until the kernel shows the process stopped: on a loaded machine the
+    /// signal may not have taken effect yet when the test goes on (CI saw the "stopped" probe
+    /// still answer a preemption).
+    func stop() async throws {
+        signal(SIGSTOP)
+        #if os(Linux)
+        let stat = "/proc/\(process.processIdentifier)/stat"
+        try await eventually("the probe to stop", timeout: .seconds(30)) {
+            // The state follows the command name in parentheses: "pid (name) T ...".
+            guard let text = try? String(contentsOfFile: stat, encoding: .utf8),
+                let close = text.lastIndex(of: ")")
+            else { return false }
+            return text[text.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("T")
+        }
+        #endif
+    }
+
     func waitForExit(timeout: Duration = .seconds(60)) async throws -> Int32 {
         try await eventually("the probe's exit", timeout: timeout) { !process.isRunning }
         return process.terminationStatus
