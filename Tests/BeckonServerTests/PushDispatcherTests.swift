@@ -21,7 +21,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("beckon.sqlite").path
-        var configuration = APITestFixture.configuration()
+        let configuration = APITestFixture.configuration()
 
         // The process that died: it decided a wake, saved it, claimed it for sending, and was
         // killed before recording any answer.
@@ -45,27 +45,10 @@ import Testing
         try before.close()
 
         // The restart: the claim died with the process, and the push goes out.
-        configuration.port = 0
-        let store = try SQLiteStore(path: path)
-        var logger = Logger(label: "beckon.outbox.test")
-        logger.logLevel = .critical
-        let node = try await BeckonNode.assemble(
-            configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), logger: logger,
-            tick: .milliseconds(20))
-        let group = ServiceGroup(configuration: .init(services: [node], logger: logger))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            let emulator = try #require(node.emulator)
-            // A deadline, not a wait: the push leaves as soon as the node is up (ample under CI load).
-            let deadline = ContinuousClock.now + .seconds(20)
-            while emulator.deliveries(to: Self.token).isEmpty, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            #expect(emulator.deliveries(to: Self.token).map(\.apnsID) == [id])
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
+        try await Self.withNode(path: path, configuration: configuration) { _, node in
+            let push = try await Self.firstPush(node)
+            #expect(push.apnsID == id)
         }
-        try store.close()
     }
 
     /// Rule 5 across a crash (found by scripts/crash-soak.py): a device connected when its lone
@@ -95,31 +78,14 @@ import Testing
         #expect(try await before.devicesSavedAsConnected() == [device])
         try before.close()
 
-        configuration.port = 0
-        let store = try SQLiteStore(path: path)
-        var logger = Logger(label: "beckon.outbox.test")
-        logger.logLevel = .critical
-        let node = try await BeckonNode.assemble(
-            configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), logger: logger,
-            tick: .milliseconds(20))
-        let group = ServiceGroup(configuration: .init(services: [node], logger: logger))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            let emulator = try #require(node.emulator)
-            let deadline = ContinuousClock.now + .seconds(20)
-            while emulator.deliveries(to: Self.token).isEmpty, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            let push = try #require(emulator.deliveries(to: Self.token).first)
+        try await Self.withNode(path: path, configuration: configuration) { store, node in
+            let push = try await Self.firstPush(node)
             let payload = try #require(try JSONSerialization.jsonObject(with: Data(push.payload)) as? [String: Any])
             let beckon = payload["beckon"] as? [String: Any]
             #expect(beckon?["reason"] as? String == "repush")
             #expect(beckon?["ids"] as? [String] == [message.message.id])
             #expect(try await store.devicesSavedAsConnected() == [], "the planner now knows the device is gone")
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
         }
-        try store.close()
     }
 
     /// A send APNs never answers does not hold a stopping node for the client's 30 s deadline:
@@ -131,32 +97,10 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("beckon.sqlite").path
         var configuration = APITestFixture.configuration()
-        configuration.port = 0
         configuration.shutdownGraceSeconds = 1
         configuration.apps[0].delivery.strategy = .content
-        var logger = Logger(label: "beckon.outbox.test")
-        logger.logLevel = .critical
 
-        func withNode(_ body: @escaping @Sendable (SQLiteStore, BeckonNode) async throws -> Void) async throws -> Duration {
-            let store = try SQLiteStore(path: path)
-            try await BeckonAPI(store: store, configuration: configuration).declareApps()
-            let node = try await BeckonNode.assemble(
-                configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), logger: logger,
-                tick: .milliseconds(20))
-            let group = ServiceGroup(configuration: .init(services: [node], logger: logger))
-            var stopping = ContinuousClock.now
-            try await withThrowingTaskGroup(of: Void.self) { tasks in
-                tasks.addTask { try await group.run() }
-                try await body(store, node)
-                stopping = ContinuousClock.now
-                await group.triggerGracefulShutdown()
-                try await tasks.waitForAll()
-            }
-            try store.close()
-            return ContinuousClock.now - stopping
-        }
-
-        let stopped = try await withNode { store, node in
+        let stopped = try await Self.withNode(path: path, configuration: configuration) { store, node in
             try await store.registerDevice(DeviceRegistration(
                 appID: "chat", deviceID: "phone", userID: "alice", bundleID: "com.example.chat", environment: .sandbox,
                 pushToken: Self.token))
@@ -172,12 +116,51 @@ import Testing
         }
         #expect(stopped < .seconds(6), "stopped after \(stopped) with a grace of 1 s (the APNs deadline is 30 s)")
 
-        _ = try await withNode { store, node in
+        try await Self.withNode(path: path, configuration: configuration) { _, node in
+            _ = try await Self.firstPush(node)
             let emulator = try #require(node.emulator)
-            let deadline = ContinuousClock.now + .seconds(20)
-            while emulator.deliveries(to: Self.token).isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
             #expect(emulator.deliveries(to: Self.token).count == 1, "the hung push is sent after the restart")
         }
+    }
+
+    /// A node on the SQLite file at `path` (a restarted process), run while `body` runs, then
+    /// stopped gracefully; returns how long the stop took.
+    @discardableResult
+    static func withNode(
+        path: String, configuration given: BeckonServerConfiguration,
+        _ body: @escaping @Sendable (SQLiteStore, BeckonNode) async throws -> Void
+    ) async throws -> Duration {
+        var configuration = given
+        configuration.port = 0
+        var logger = Logger(label: "beckon.outbox.test")
+        logger.logLevel = .critical
+        let store = try SQLiteStore(path: path)
+        try await BeckonAPI(store: store, configuration: configuration).declareApps()
+        let node = try await BeckonNode.assemble(
+            configuration: configuration, store: store, metrics: PrometheusCollectorRegistry(), logger: logger,
+            tick: .milliseconds(20))
+        let group = ServiceGroup(configuration: .init(services: [node], logger: logger))
+        var stopping = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            try await body(store, node)
+            stopping = ContinuousClock.now
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        try store.close()
+        return ContinuousClock.now - stopping
+    }
+
+    /// The first push the node's emulator accepted for `token`; a deadline, not a wait: it
+    /// returns as soon as the push is there (20 s is ample under CI load).
+    static func firstPush(_ node: BeckonNode) async throws -> APNSEmulatorNotification {
+        let emulator = try #require(node.emulator)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while emulator.deliveries(to: token).isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return try #require(emulator.deliveries(to: token).first)
     }
 
     @Test func badDeviceTokenIsTriedInTheOtherEnvironmentBeforeTheTokenIsDropped() async throws {
