@@ -12,7 +12,8 @@ Cases (each on a fresh server; `--only` takes their numbers or names):
   2 slowloris    request heads, second heads and bodies trickled one byte every 2 s, idle
                  connections; legitimate requests must be served meanwhile, every slow
                  connection closed within its timeout (http.request-head-seconds for a first
-                 head, http.idle-seconds otherwise), and SIGTERM with uploads still trickling
+                 head, http.idle-seconds otherwise, http.body-seconds for a body, also after an
+                 early 401), and SIGTERM with uploads still trickling
                  must end within shutdown.grace-seconds
   3 connections  N connections opened at once (small 1,000, full 10,000): under the default
                  http.max-connections all answered, then with it at N/2 the excess closed without
@@ -50,15 +51,15 @@ SLACK = 3.0  # seconds allowed past a timeout before it counts as not enforced (
 
 SCALES = {
     "small": dict(fd_flood=600, fd_misconfigured_flood=700, fd_busy_seconds=4, slow_attackers=200, slow_group=10,
-                  head_seconds=4, idle_seconds=6, grace_seconds=3, slow_extra=6, connections=1000, connections_settle=30, storm_devices=300,
+                  head_seconds=4, idle_seconds=6, body_seconds=5, grace_seconds=3, slow_extra=6, connections=1000, connections_settle=30, storm_devices=300,
                   storm_gap=2, storm_deadline=90, flood_seconds=4, flood_writers=64, lock_seconds=11, lock_offline=600, disk_posts=40),
     "full": dict(fd_flood=1500, fd_misconfigured_flood=1500, fd_busy_seconds=10, slow_attackers=2000, slow_group=50,
-                 head_seconds=None, idle_seconds=None, grace_seconds=None, slow_extra=8, connections=10000, connections_settle=90,
+                 head_seconds=None, idle_seconds=None, body_seconds=None, grace_seconds=None, slow_extra=8, connections=10000, connections_settle=90,
                  storm_devices=10000, storm_gap=5, storm_deadline=300, flood_seconds=20, flood_writers=128,
                  lock_seconds=16, lock_offline=2000, disk_posts=200),
 }
 # The server's defaults (README, Configuration), used when a scale does not set them.
-DEFAULT_HEAD_SECONDS, DEFAULT_IDLE_SECONDS, DEFAULT_GRACE_SECONDS = 10, 60, 10
+DEFAULT_HEAD_SECONDS, DEFAULT_IDLE_SECONDS, DEFAULT_BODY_SECONDS, DEFAULT_GRACE_SECONDS = 10, 60, 30, 10
 SQLITE_BUSY_SECONDS = 5  # SQLiteStore's busy timeout: a lock held longer makes a write fail
 
 
@@ -854,7 +855,10 @@ async def case_slowloris(context):
     scale = context.scale
     head = scale["head_seconds"] or DEFAULT_HEAD_SECONDS
     idle = scale["idle_seconds"] or DEFAULT_IDLE_SECONDS
+    body_seconds = scale["body_seconds"] or DEFAULT_BODY_SECONDS
     env = {}
+    if scale["body_seconds"]:
+        env["BECKON_HTTP_BODY_SECONDS"] = str(body_seconds)
     if scale["head_seconds"]:
         env["BECKON_HTTP_REQUEST_HEAD_SECONDS"] = str(head)
     if scale["idle_seconds"]:
@@ -876,8 +880,8 @@ async def case_slowloris(context):
         Slow("head trickle", "first request head, 1 byte / 2 s (reopened when closed)", b"G", slow_head[1:], 2, head, n, reopen=True),
         Slow("silent", "connected, nothing sent", b"", b"", 1, head, small),
         Slow("2nd head trickle", "keep-alive, next request head 1 byte / 2 s", render("GET", "/health"), slow_head, 2, idle, small),
-        Slow("slow body (key)", "POST body 1 byte / 2 s, valid API key", post_head, body, 2, idle, small),
-        Slow("slow body (no key)", "POST body 1 byte / 2 s, no credential", anon_head, body, 2, idle, small),
+        Slow("slow body (key)", "POST body 1 byte / 2 s, valid API key", post_head, body, 2, body_seconds, small),
+        Slow("slow body (no key)", "POST body 1 byte / 2 s, no credential", anon_head, body, 2, body_seconds, small),
     ]
     end = now() + duration
     tasks = []

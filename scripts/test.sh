@@ -32,9 +32,8 @@ python3 scripts/fuzz-sync.py "$BECKON"
 # schemathesis against openapi.yaml, each operation with the credential it names (about 1,400
 # cases; --cases 10000 is the long version).
 python3 scripts/fuzz-api.py "$BECKON"
-# Overload and resource faults, small scale (--scale full is the long version). The slow-body
-# half of the slowloris case still fails (docs/reliability.md, open defects), so that case waits.
-python3 scripts/overload.py "$BECKON" --only descriptors,connections,storm,flood,storage
+# Overload and resource faults, small scale (--scale full is the long version).
+python3 scripts/overload.py "$BECKON"
 python3 scripts/demo.py "$BECKON"
 if [ -n "${BECKON_TEST_POSTGRES_URL:-}" ]; then
     # The same path, from a post to a measured wake, with the store on PostgreSQL (issue 13).

@@ -19,6 +19,8 @@ public enum BeckonErrorCode: String, Hashable, Sendable, Codable, CaseIterable {
     case unsupportedMediaType = "unsupported_media_type"
     case upgradeRequired = "upgrade_required"
     case rateLimited = "rate_limited"
+    /// The body did not arrive in time (`http.body-seconds`); the connection is closed.
+    case requestTimeout = "request_timeout"
     /// The store cannot take the request now (locked, out of space, out of reach): retry.
     case unavailable
     case internalError = "internal"

@@ -106,6 +106,12 @@ extension APIError: HTTPResponseError {
                 status: .serviceUnavailable, code: .unavailable,
                 message: "the database cannot take requests now (busy, locked or out of space); retry later")
             headers[.retryAfter] = "1"
+        case is CancellationError:
+            // Shutdown's grace ran out with this request open (BeckonService): nothing of it is
+            // acknowledged, and the answer, if it still gets out, says to retry elsewhere.
+            logger.debug("request cancelled at shutdown")
+            self.init(status: .serviceUnavailable, code: .unavailable, message: "the server is shutting down; retry")
+            headers[.retryAfter] = "1"
         default:
             logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
             self.init(status: .internalServerError, code: .internalError, message: "internal error")
@@ -146,5 +152,15 @@ extension APIError: HTTPResponseError {
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+extension APIError {
+    /// 408: the request's body did not arrive within `http.body-seconds` of its head; the
+    /// connection is closed after it.
+    static func requestTimeout(seconds: Int64) -> APIError {
+        APIError(
+            status: .requestTimeout, code: .requestTimeout,
+            message: "the request body did not arrive within \(seconds) s (http.body-seconds)")
     }
 }

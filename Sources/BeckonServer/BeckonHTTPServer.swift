@@ -4,6 +4,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import NIOSSL
 import Logging
+import NIOConcurrencyHelpers
 import Prometheus
 import ServiceLifecycle
 
@@ -94,7 +95,8 @@ public enum BeckonHTTPServer {
             let plain = SyncUpgradeChannel(
                 responder: responder, gateway: gateway,
                 http1: HTTP1Channel.Configuration(idleTimeout: .seconds(Int64(configuration.idleSeconds))),
-                requestHeadTimeout: .seconds(Int64(configuration.requestHeadSeconds)))
+                requestHeadTimeout: .seconds(Int64(configuration.requestHeadSeconds)),
+                bodyTimeout: .seconds(Int64(configuration.bodySeconds)))
             guard let tls else { return ConnectionLimitedChannel(base: plain, limiter: limiter) }
             return ConnectionLimitedChannel(base: try TLSChannel(plain, tlsConfiguration: tls), limiter: limiter)
         }
@@ -105,26 +107,41 @@ public enum BeckonHTTPServer {
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
-        return BeckonService(app: app, hub: hub, logger: logger)
+        return BeckonService(app: app, hub: hub, grace: .seconds(configuration.shutdownGraceSeconds), logger: logger)
     }
 }
 
 /// `beckon serve`'s listener and its sync hub as one `Service`. Inside, the two run in a
 /// group of their own so that graceful shutdown reaches the hub first (sessions get 1001 and
 /// end) and the HTTP server after it.
+///
+/// Hummingbird drains open requests for as long as they last; a client trickling a body, or a
+/// handler stuck on its store, would hold SIGTERM past `shutdown.grace-seconds`. After the grace
+/// the two are cancelled: connections still open are closed and their requests fail unanswered
+/// (nothing unanswered was acknowledged).
 public struct BeckonService: Service {
     let app: any Service
     public let hub: SyncHub
+    let grace: Duration
     let logger: Logger
 
     public func run() async throws {
         // Shut down in reverse: sessions first, then the listener.
-        let services: [any Service] = [app, hub]
-        let group = ServiceGroup(configuration: .init(services: services, logger: logger))
-        try await withGracefulShutdownHandler {
-            try await group.run()
-        } onGracefulShutdown: {
-            Task { await group.triggerGracefulShutdown() }
+        var configuration = ServiceGroupConfiguration(services: [app, hub], logger: logger)
+        configuration.maximumGracefulShutdownDuration = grace
+        let group = ServiceGroup(configuration: configuration)
+        let shuttingDown = NIOLockedValueBox(false)
+        do {
+            try await withGracefulShutdownHandler {
+                try await group.run()
+            } onGracefulShutdown: {
+                shuttingDown.withLockedValue { $0 = true }
+                Task { await group.triggerGracefulShutdown() }
+            }
+        } catch where shuttingDown.withLockedValue({ $0 }) && !Task.isCancelled {
+            // The grace ran out and the listener was cancelled: the rest of the node (delivery
+            // planning the last events) still stops in order.
+            logger.info("the listener was closed after shutdown.grace-seconds", metadata: ["error": "\(error)"])
         }
     }
 }

@@ -22,6 +22,11 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     /// `http.idle-seconds`: a keep-alive HTTP connection with no request for this long is closed
     /// (sync sessions have their own pings).
     public var idleSeconds: Int = 60
+    /// `http.body-seconds`: a request's whole body must arrive within this long of its head, or
+    /// the connection is answered 408 and closed (also after an early answer such as a 401). A
+    /// byte every few seconds would reset a read timeout for ever; 30 s leaves a 1 MiB body
+    /// (`limits.body-bytes`) at 35 KB/s.
+    public var bodySeconds: Int = 30
     /// `database.path`: the SQLite file (WAL mode); created on first start.
     public var databasePath: String
     /// `database.url`: `postgres://user[:password]@host[:port]/database` puts the store on
@@ -179,6 +184,7 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             ("database.cache-mib", \Self.databaseCacheMiB),
             ("http.request-head-seconds", \Self.requestHeadSeconds),
             ("http.idle-seconds", \Self.idleSeconds),
+            ("http.body-seconds", \Self.bodySeconds),
         ] as [(String, WritableKeyPath<Self, Int>)] {
             self[keyPath: value] = config.int(forKey: ConfigKey(key), default: self[keyPath: value])
             guard self[keyPath: value] >= 1 else { throw .invalid(key: key, "must be at least 1") }

@@ -1,6 +1,7 @@
 @testable import BeckonServer
 import NIOCore
 import NIOPosix
+import BeckonStore
 import Testing
 
 /// `http.max-connections`: connections beyond the limit are closed at once instead of waiting
@@ -69,6 +70,67 @@ import Testing
             #expect(try await prompt.get("/health").hasPrefix("HTTP/1.1 200"))
             // ...and closed once idle for longer than http.idle-seconds.
             #expect(try await prompt.closedByPeer(within: .seconds(15)))
+        }
+    }
+
+    /// Slow bodies: a body that is not complete `http.body-seconds` after its head is answered
+    /// 408 and its connection closed, however steadily it trickles; one the server answered early
+    /// (401 before reading it) is closed too rather than drained for ever; nothing is stored.
+    @Test func slowBodiesAreCutOffAtTheirDeadline() async throws {
+        try await SyncTestServer.with(configure: { $0.bodySeconds = 2 }) { server in
+            let body = #"{"recipients":{"users":["slow"]},"payload":{"text":"never whole"}}"#
+            func trickle(authorization: String?) async throws -> (answer: String, held: Duration) {
+                let started = ContinuousClock.now
+                let connection = try await RawConnection.open(port: server.port)
+                let head = "POST /v1/messages HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                    + (authorization.map { "Authorization: Bearer \($0)\r\n" } ?? "")
+                    + "Content-Length: \(body.utf8.count)\r\n\r\n"
+                try await connection.channel.writeAndFlush(ByteBuffer(string: head)).get()
+                // A byte every 200 ms: 12 s for the whole body, far past the deadline.
+                for byte in body.utf8 {
+                    guard connection.channel.isActive,
+                        (try? await connection.channel.writeAndFlush(ByteBuffer(bytes: [byte])).get()) != nil
+                    else { break }
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+                let answer = String(decoding: try await connection.everything(within: .seconds(15)), as: UTF8.self)
+                return (answer, ContinuousClock.now - started)
+            }
+
+            let keyed = try await trickle(authorization: server.chatKey)
+            #expect(keyed.answer.hasPrefix("HTTP/1.1 408"), "\(keyed.answer)")
+            #expect(keyed.answer.contains(#""code":"request_timeout""#))
+            #expect(keyed.held >= .seconds(2) && keyed.held < .seconds(10), "closed after \(keyed.held)")
+
+            let anonymous = try await trickle(authorization: nil)
+            #expect(anonymous.answer.hasPrefix("HTTP/1.1 401"), "\(anonymous.answer)")
+            #expect(!anonymous.answer.contains("408"), "answered once")
+            #expect(anonymous.held >= .seconds(2) && anonymous.held < .seconds(10), "closed after \(anonymous.held)")
+
+            // A prompt request on a fresh connection is unaffected, and nothing slow was stored.
+            let prompt = try await RawConnection.open(port: server.port)
+            #expect(try await prompt.get("/health").hasPrefix("HTTP/1.1 200"))
+            #expect(try await server.store.messages(for: UserRef(appID: "chat", userID: "slow"), after: 0, limit: 10).isEmpty)
+        }
+    }
+
+    /// SIGTERM with an upload still trickling (its body deadline far off): the connection is
+    /// closed once `shutdown.grace-seconds` have passed, not when the client is done.
+    @Test func shutdownDoesNotWaitPastItsGraceForATricklingUpload() async throws {
+        try await SyncTestServer.with(configure: {
+            $0.bodySeconds = 120
+            $0.shutdownGraceSeconds = 1
+        }) { server in
+            let connection = try await RawConnection.open(port: server.port)
+            let head = "POST /v1/messages HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                + "Authorization: Bearer \(server.chatKey)\r\nContent-Length: 1000\r\n\r\n{\"recipients\""
+            try await connection.channel.writeAndFlush(ByteBuffer(string: head)).get()
+            try await Task.sleep(for: .milliseconds(200))  // the request reaches its route
+            let started = ContinuousClock.now
+            await server.group.triggerGracefulShutdown()
+            #expect(try await connection.closedByPeer(within: .seconds(20)))
+            let took = ContinuousClock.now - started
+            #expect(took >= .seconds(1) && took < .seconds(10), "closed \(took) after shutdown began (grace 1 s)")
         }
     }
 

@@ -36,15 +36,18 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     let http1: HTTP1Channel.Configuration
     /// How long a new connection has to deliver its first request head (`http.request-head-seconds`).
     let requestHeadTimeout: TimeAmount?
+    /// How long each request's body may take after its head (`http.body-seconds`).
+    let bodyTimeout: TimeAmount?
 
     init(
         responder: @escaping HTTPChannelHandler.Responder, gateway: SyncGateway, http1: HTTP1Channel.Configuration = .init(),
-        requestHeadTimeout: TimeAmount? = nil
+        requestHeadTimeout: TimeAmount? = nil, bodyTimeout: TimeAmount? = nil
     ) {
         self.responder = responder
         self.gateway = gateway
         self.http1 = http1
         self.requestHeadTimeout = requestHeadTimeout
+        self.bodyTimeout = bodyTimeout
     }
 
     /// Every connection's receive buffer starts small: most are idle sync sessions whose frames
@@ -85,6 +88,9 @@ struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                 upgraders: [upgrader],
                 notUpgradingCompletionHandler: { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        if let bodyTimeout = self.bodyTimeout {
+                            try channel.pipeline.syncOperations.addHandler(RequestBodyDeadlineHandler(timeout: bodyTimeout))
+                        }
                         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
                         try channel.pipeline.syncOperations.addHandlers(self.http1.additionalChannelHandlers())
                         try channel.pipeline.syncOperations.addHandler(

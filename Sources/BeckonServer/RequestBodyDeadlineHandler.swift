@@ -1,0 +1,82 @@
+import NIOCore
+import NIOHTTP1
+
+/// Closes an HTTP/1 connection whose request body is not complete `timeout` after its head
+/// (`http.body-seconds`), answering 408 first when nothing was answered yet. Sits between NIO's
+/// HTTP/1 codec and Hummingbird's; the decisions are `RequestBodyDeadline`'s.
+final class RequestBodyDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let timeout: TimeAmount
+    private var deadline = RequestBodyDeadline()
+    private var timer: Scheduled<Void>?
+
+    init(timeout: TimeAmount) {
+        self.timeout = timeout
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let action: RequestBodyDeadline.Action
+        switch unwrapInboundIn(data) {
+        case .head: action = deadline.headReceived()
+        case .end: action = deadline.endReceived()
+        case .body: action = .none
+        }
+        perform(action, context: context)
+        if deadline.forwardsInbound { context.fireChannelRead(data) }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .head = unwrapOutboundIn(data) { deadline.responseHeadSent() }
+        context.write(data, promise: promise)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        context.fireChannelInactive()
+    }
+
+    private func perform(_ action: RequestBodyDeadline.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .none:
+            break
+        case .arm:
+            timer?.cancel()
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            timer = context.eventLoop.scheduleTask(in: timeout) {
+                let (handler, context) = loopBound.value
+                handler.perform(handler.deadline.deadlinePassed(), context: context)
+            }
+        case .cancel:
+            timer?.cancel()
+            timer = nil
+        case .answerTimeoutAndClose:
+            let error = APIError.requestTimeout(seconds: timeout.nanoseconds / 1_000_000_000)
+            let body = context.channel.allocator.buffer(bytes: error.body)
+            let head = HTTPResponseHead(version: .http1_1, status: .requestTimeout, headers: [
+                "Content-Type": "application/json; charset=utf-8", "Content-Length": "\(body.readableBytes)",
+                "Connection": "close",
+            ])
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            expire(context: context, error: error)
+        case .close:
+            expire(context: context, error: APIError.requestTimeout(seconds: timeout.nanoseconds / 1_000_000_000))
+        }
+    }
+
+    /// A route still reading the body gets an error, not a body cut short that would parse as
+    /// whole (Hummingbird takes a closed stream for the body's end).
+    private func expire(context: ChannelHandlerContext, error: APIError) {
+        context.fireErrorCaught(error)
+        context.close(promise: nil)
+    }
+}
