@@ -35,6 +35,10 @@ python3 scripts/fuzz-api.py "$BECKON"
 # Overload and resource faults, small scale (--scale full is the long version).
 python3 scripts/overload.py "$BECKON"
 python3 scripts/demo.py "$BECKON"
+# The operator's status page in headless Chromium, over the data of a real run (the driver is
+# self-tested first); the screenshot lands in artifacts/.
+python3 scripts/chromium-selftest.py
+python3 scripts/status-page.py "$BECKON"
 if [ -n "${BECKON_TEST_POSTGRES_URL:-}" ]; then
     # The same path, from a post to a measured wake, with the store on PostgreSQL (issue 13).
     DB="beckon_demo_$$"

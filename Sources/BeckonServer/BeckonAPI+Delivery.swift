@@ -19,16 +19,19 @@ extension BeckonAPI {
     }
 
     private func report(appID: String, _ request: Request) async throws -> DeliveryReport {
-        var window: TimeInterval = 86_400
-        if let text = request.uri.queryParameters["sinceSeconds"] {
-            guard let seconds = Int(text), (1...30 * 86_400).contains(seconds) else {
-                throw APIError.invalidField("sinceSeconds", "must be a whole number of seconds from 1 to 2592000 (30 days)")
-            }
-            window = TimeInterval(seconds)
-        }
-        let since = now().addingTimeInterval(-window)
+        let since = now().addingTimeInterval(-(try Self.window(request, default: 86_400)))
         return DeliveryReport(
             appID: appID, since: since, records: try await store.pushRecords(appID: appID, since: since),
             unreachableDevices: try await store.unreachableDeviceCount(appID: appID))
+    }
+
+    /// `sinceSeconds`: how far back a report or the status page looks (a day unless given, at
+    /// most 30 days).
+    static func window(_ request: Request, default seconds: TimeInterval) throws -> TimeInterval {
+        guard let text = request.uri.queryParameters["sinceSeconds"] else { return seconds }
+        guard let seconds = Int(text), (1...30 * 86_400).contains(seconds) else {
+            throw APIError.invalidField("sinceSeconds", "must be a whole number of seconds from 1 to 2592000 (30 days)")
+        }
+        return TimeInterval(seconds)
     }
 }

@@ -75,6 +75,7 @@ public struct BeckonAPI: Sendable {
         router.delete("v1/admin/apps/{appId}/keys/{keyId}") { request, context in try await revokeAPIKey(request, context) }
         router.get("v1/admin/apps/{appId}/users/{userId}/devices") { request, context in try await userDevices(request, context) }
         router.get("v1/admin/apps/{appId}/delivery/report") { request, context in try await adminDeliveryReport(request, context) }
+        router.get("status") { request, context in try await statusPage(request, context) }
     }
 
     // MARK: Responses

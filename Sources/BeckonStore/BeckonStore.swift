@@ -139,6 +139,8 @@ public protocol BeckonStore: Sendable {
     func setPushProblem(_ device: DeviceRef, problem: String?) async throws
     /// Counts and latencies of the app's pushes since `date`, for the delivery report.
     func pushRecords(appID: String, since date: Date) async throws -> [PushRecord]
+    /// The app's devices, those without a token left, and its pushes waiting in the outbox.
+    func appCounts(appID: String) async throws -> AppCounts
     /// How many of the app's devices are unreachable now (rule 4).
     func unreachableDeviceCount(appID: String) async throws -> Int
     /// The devices whose saved planner believes them connected (`DeliveryState.connected`).

@@ -97,11 +97,17 @@ public struct PushRecord: Hashable, Sendable {
     /// "observed", "missed" or nil (not measured yet, or not a push that waits for the app).
     public var wake: String?
     public var wakeLatency: TimeInterval?
+    /// When the push was decided (the status page charts records by it).
+    public var createdAt: Date
+    /// APNs' `reason` for a refused push (`BadDeviceToken`, `Unregistered`, …); nil otherwise.
+    public var apnsReason: String?
 
     public init(
         reason: String, strategy: String, pushType: String? = nil, state: String, status: Int?, messageCount: Int,
-        wake: String?, wakeLatency: TimeInterval?
+        wake: String?, wakeLatency: TimeInterval?, createdAt: Date = Date(timeIntervalSince1970: 0), apnsReason: String? = nil
     ) {
+        self.createdAt = createdAt
+        self.apnsReason = apnsReason
         self.reason = reason
         self.strategy = strategy
         self.pushType = pushType

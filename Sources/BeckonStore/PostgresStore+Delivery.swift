@@ -210,6 +210,19 @@ extension PostgresStore {
         return devices
     }
 
+    public func appCounts(appID: String) async throws -> AppCounts {
+        for try await (devices, withoutToken, pending) in try await client.query(
+            """
+            SELECT (SELECT count(*)::integer FROM device WHERE app_id = \(appID)),
+                   (SELECT count(*)::integer FROM device WHERE app_id = \(appID) AND push_token IS NULL AND voip_token IS NULL),
+                   (SELECT count(*)::integer FROM push_outbox WHERE app_id = \(appID) AND state = 'pending')
+            """, logger: logger
+        ).decode((Int, Int, Int).self) {
+            return AppCounts(devices: devices, devicesWithoutToken: withoutToken, pendingPushes: pending)
+        }
+        return AppCounts(devices: 0, devicesWithoutToken: 0, pendingPushes: 0)
+    }
+
     public func unreachableDeviceCount(appID: String) async throws -> Int {
         for try await count in try await client.query(
             "SELECT count(*)::integer FROM delivery_state WHERE app_id = \(appID) AND unreachable", logger: logger

@@ -81,6 +81,11 @@ import Testing
             #expect(records.map(\.status) == [200, 410, 429, 0])
             #expect(records.map(\.wake) == ["observed", nil, nil, "missed"])
             #expect(records.map(\.wakeLatency) == [2.5, nil, nil, nil])
+            // What the status page charts and lists: when each was decided, and Apple's reason.
+            #expect(records.map(\.createdAt) == (1...4).map { Date(timeIntervalSince1970: 1_000 + Double($0)) })
+            #expect(records.map(\.apnsReason) == [nil, "Unregistered", "TooManyRequests", nil])
+            let counts = try await store.appCounts(appID: "chat")
+            #expect(counts == AppCounts(devices: 1, devicesWithoutToken: 0, pendingPushes: 1))
             let early = try await store.claimPushes(
                 appID: "chat", before: Date(timeIntervalSince1970: 3_999), limit: 10, leaseUntil: Date(timeIntervalSince1970: 9_000))
             #expect(early.isEmpty, "a retry waits for its next attempt")

@@ -1,0 +1,62 @@
+import BeckonStore
+import Foundation
+import Hummingbird
+
+extension BeckonAPI {
+    /// `GET /status?sinceSeconds=N`: the operator's page (`StatusPage`) behind the admin token.
+    /// A browser cannot send a bearer token by itself, so HTTP Basic works too (any user name, the
+    /// admin token as password): a 401 asks for it, and the browser's own prompt appears.
+    func statusPage(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        if let refusal = adminRefusal(request.headers[.authorization]) { throw refusal }
+        let window = try Self.window(request, default: 86_400)
+        let snapshot = try await statusSnapshot(since: now().addingTimeInterval(-window), buckets: 24)
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: StatusPage(snapshot: snapshot).html)))
+    }
+
+    /// Every declared app's counts and the wake and failure figures of its pushes since `since`.
+    func statusSnapshot(since: Date, buckets: Int) async throws -> StatusSnapshot {
+        let generatedAt = now()
+        let step = StatusSnapshot.bucketSeconds(since: since, now: generatedAt, buckets: buckets)
+        var apps: [StatusSnapshot.App] = []
+        for app in configuration.apps {
+            let records = try await store.pushRecords(appID: app.id, since: since)
+            let unreachable = try await store.unreachableDeviceCount(appID: app.id)
+            let report = DeliveryReport(appID: app.id, since: since, records: records, unreachableDevices: unreachable)
+            apps.append(StatusSnapshot.App(
+                id: app.id, bundleID: app.bundleID, counts: try await store.appCounts(appID: app.id),
+                unreachable: unreachable, pushes: report.pushes,
+                sent: records.filter { $0.state == "sent" }.count, failed: records.filter { $0.state == "failed" }.count,
+                wakeSuccessRate: report.wakeSuccessRate,
+                strategies: StatusSnapshot.strategies(records, since: since, bucketSeconds: step, buckets: buckets),
+                failures: StatusSnapshot.failures(records)))
+        }
+        return StatusSnapshot(
+            generatedAt: generatedAt, since: since, bucketSeconds: step, sessions: await syncHub?.sessionCount ?? 0, apps: apps)
+    }
+
+    /// Why the page is refused, if it is; a 401 also offers Basic, so a browser prompts.
+    private func adminRefusal(_ authorization: String?) -> APIError? {
+        do {
+            try auth.admin(Self.bearer(fromBasic: authorization))
+            return nil
+        } catch {
+            var refusal = error
+            if refusal.status == .unauthorized {
+                refusal.headers[.wwwAuthenticate] = #"Basic realm="beckon status", Bearer realm="beckon""#
+            }
+            return refusal
+        }
+    }
+
+    /// `Authorization: Basic base64(user:token)` as `Bearer token`; anything else as it came.
+    static func bearer(fromBasic header: String?) -> String? {
+        guard let header, header.lowercased().hasPrefix("basic "),
+            let decoded = Data(base64Encoded: String(header.dropFirst("basic ".count)).trimmingCharacters(in: .whitespaces)),
+            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        else { return header }
+        return "Bearer " + text[text.index(after: colon)...]
+    }
+}
