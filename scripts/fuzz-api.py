@@ -507,7 +507,8 @@ def install_hooks():
             raise AssertionError(f"a 400 ({code}) whose message does not start with the field: {message!r}")
         if status == 401:
             challenge = (response.headers.get("www-authenticate") or [""])[0]
-            if not challenge.lower().startswith("bearer"):
+            # Several challenges may be offered (the status page also offers Basic, RFC 9110 §11.6.1).
+            if not re.search(r"(^|,\s*)bearer\b", challenge.lower()):
                 raise AssertionError(f"a 401 without a Bearer WWW-Authenticate challenge: {challenge!r}")
         if status == 429:
             retry = (response.headers.get("retry-after") or [""])[0]
