@@ -21,12 +21,19 @@ final class RequestBodyDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let action: RequestBodyDeadline.Action
         switch unwrapInboundIn(data) {
-        case .head: action = deadline.headReceived()
+        case .head(let head):
+            // Most requests (GETs, the health check) have no body: no timer for them.
+            action = Self.expectsBody(head) ? deadline.headReceived() : .none
         case .end: action = deadline.endReceived()
         case .body: action = .none
         }
         perform(action, context: context)
         if deadline.forwardsInbound { context.fireChannelRead(data) }
+    }
+
+    private static func expectsBody(_ head: HTTPRequestHead) -> Bool {
+        if head.headers.contains(name: "transfer-encoding") { return true }
+        return head.headers.first(name: "content-length").map { $0 != "0" } ?? false
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
