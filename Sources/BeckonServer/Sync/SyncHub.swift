@@ -64,9 +64,9 @@ public actor SyncHub: Service {
         for observer in observers.withLockedValue({ $0 }) { observer(event) }
     }
 
-    /// How many sessions are live (a device's app and extension sessions count apart).
     /// Whether a session of the device is open on this node (claimed or still claiming).
     public func holdsSession(of device: DeviceRef) -> Bool { sessionsByDevice[device] != nil }
+    /// How many sessions are live (a device's app and extension sessions count apart).
     public var sessionCount: Int { sessionsByDevice.values.reduce(0) { $0 + $1.count } }
 
     /// Wakes the live sessions of these users, here and on the other nodes: their mailboxes have
