@@ -182,6 +182,9 @@ let package = Package(
             ]
         ),
         .testTarget(name: "BeckonJSONTests", dependencies: ["BeckonJSON"]),
+        // XMPP for the XEP-0357 app server (issue 16): the stream's XML, free of sockets.
+        .target(name: "BeckonXMPP", dependencies: []),
+        .testTarget(name: "BeckonXMPPTests", dependencies: ["BeckonXMPP"]),
         .testTarget(name: "BeckonProtocolTests", dependencies: ["BeckonProtocol", "BeckonJSON"]),
         .testTarget(name: "APNSCoreTests", dependencies: ["APNSCore", "BeckonJSON"]),
         .testTarget(
