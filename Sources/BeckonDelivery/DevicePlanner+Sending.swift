@@ -64,7 +64,7 @@ extension DevicePlanner {
         let id = newPushID()
         let messageIDs = messages.map(\.id)
         let notification = factory.background(
-            id: id, reason: reason, messageIDs: messageIDs, clearIDs: clearIDs, badge: badge
+            id: id, reason: reason, messageIDs: messageIDs, clearIDs: clearIDs, badge: badge, extras: messages.last?.extras
         )
         let action = plan(
             .background(notification), id: id, token: .remote, reason: reason, strategy: factory.strategy,

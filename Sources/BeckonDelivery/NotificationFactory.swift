@@ -29,10 +29,11 @@ struct NotificationFactory {
     /// anyway (apns.md E.3), and our ids are cumulative. Expires after `backgroundTimeToLive`: by
     /// then rule 4's escalation has taken over.
     func background(
-        id: UUID, reason: PushReason, messageIDs: [String], clearIDs: [String], badge: Int?
+        id: UUID, reason: PushReason, messageIDs: [String], clearIDs: [String], badge: Int?, extras: PushExtras? = nil
     ) -> APNSBackgroundNotification {
-        APNSBackgroundNotification(
-            custom: BeckonPushPayload(reason: reason, ids: messageIDs, clear: clearIDs, badge: badge).custom,
+        let beckon = BeckonPushPayload(reason: reason, ids: messageIDs, clear: clearIDs, badge: badge).custom
+        return APNSBackgroundNotification(
+            custom: extras?.merged(into: beckon) ?? beckon,
             expiration: .at(now.addingTimeInterval(policy.backgroundTimeToLive)),
             apnsID: id
         )
@@ -78,7 +79,7 @@ struct NotificationFactory {
             category: newest.hints?.category,
             contentAvailable: contentAvailable,
             mutableContent: presentation.mutableContent,
-            custom: beckon.custom,
+            custom: newest.extras?.merged(into: beckon.custom) ?? beckon.custom,
             priority: .immediately,
             expiration: expiration(timeToLive: policy.alertTimeToLive, cap: cap),
             collapseID: newest.id,

@@ -14,11 +14,14 @@ public struct PlannedMessage: Hashable, Sendable, Codable {
     public var expiresAt: Date?
     /// The recipient's unread count including this message: the badge.
     public var unreadCount: Int
+    /// A drop-in's keys for the push (nil for messages posted to `/v1/messages`).
+    public var extras: PushExtras?
 
     public init(
         id: String, kind: MessageKind = .message, urgency: MessageUrgency = .normal,
-        hints: NotificationHints? = nil, expiresAt: Date? = nil, unreadCount: Int
+        hints: NotificationHints? = nil, expiresAt: Date? = nil, unreadCount: Int, extras: PushExtras? = nil
     ) {
+        self.extras = extras
         self.id = id
         self.kind = kind
         self.urgency = urgency

@@ -24,6 +24,15 @@ public struct AppDeclaration: Sendable, Equatable {
     public var apnsEndpoint: APNSEndpoint?
     /// `apps.<id>.delivery.*`: the delivery planner's defaults for the app.
     public var delivery: DeliveryPolicy = DeliveryPolicy()
+    /// `apps.<id>.matrix.app-ids`: the Matrix pusher app ids (Sygnal's `app_id`) whose
+    /// notifications `POST /_matrix/push/v1/notify` takes for this app (docs/drop-ins.md).
+    public var matrixAppIDs: [String] = []
+    /// `apps.<id>.gorush`: whether `POST /api/push` takes gorush requests for this app.
+    public var gorush: GorushAccess = .off
+    /// `apps.<id>.drop-in-environment`: the APNs environment of tokens a drop-in names when its
+    /// request does not say (Matrix never does). Default: the app's only environment, else
+    /// production.
+    public var dropInEnvironment: PushEnvironment?
 
     /// HS256 with a short key can be brute-forced offline from one captured token (RFC 7518
     /// §3.2: the key must be at least as long as the hash output, 256 bits).
@@ -40,10 +49,25 @@ public struct AppDeclaration: Sendable, Equatable {
         self.userTokenSecret = userTokenSecret
     }
 
+    /// The environment of a token a drop-in names without saying which.
+    var defaultDropInEnvironment: PushEnvironment {
+        dropInEnvironment ?? (environments.count == 1 ? environments.first! : .production)
+    }
+
     /// The store's view of the app; limits come from the server-wide configuration.
     func storeApp(limits: AppLimits) -> App {
         App(id: id, bundleID: bundleID, teamID: teamID, environments: environments, limits: limits)
     }
+}
+
+/// Who may call the gorush drop-in for an app (`apps.<id>.gorush`).
+public enum GorushAccess: String, Sendable, Equatable {
+    /// `POST /api/push` does not serve the app.
+    case off
+    /// Anyone who reaches the listener, as with gorush itself: for a private network only.
+    case open
+    /// The app's API key as a bearer token.
+    case key
 }
 
 /// An APNs endpoint other than Apple's (`apps.<id>.apns.host`, `.port`, `.ca-file`).

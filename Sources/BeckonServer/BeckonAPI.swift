@@ -76,6 +76,9 @@ public struct BeckonAPI: Sendable {
         router.get("v1/admin/apps/{appId}/users/{userId}/devices") { request, context in try await userDevices(request, context) }
         router.get("v1/admin/apps/{appId}/delivery/report") { request, context in try await adminDeliveryReport(request, context) }
         router.get("status") { request, context in try await statusPage(request, context) }
+        // Drop-ins for what teams already run (docs/drop-ins.md).
+        router.post("_matrix/push/v1/notify") { request, context in try await matrixNotify(request, context) }
+        router.post("api/push") { request, context in try await gorushPush(request, context) }
     }
 
     // MARK: Responses

@@ -267,7 +267,24 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
                 throw .invalid(key: "\(scope).apns.host", "is required with apns.port or apns.ca-file")
             }
             declaration.delivery = try readDeliveryPolicy(app.scoped(to: "delivery"), scope: "\(scope).delivery")
+            declaration.matrixAppIDs = app.stringArray(forKey: "matrix.app-ids", default: [])
+            if let name = app.string(forKey: "gorush") {
+                guard let access = GorushAccess(rawValue: name) else {
+                    throw .invalid(key: "\(scope).gorush", "\"\(name)\" is not off, open or key")
+                }
+                declaration.gorush = access
+            }
+            if let name = app.string(forKey: "drop-in-environment") {
+                guard let environment = PushEnvironment(rawValue: name), environments.contains(environment) else {
+                    throw .invalid(key: "\(scope).drop-in-environment", "\"\(name)\" is not one of the app's environments")
+                }
+                declaration.dropInEnvironment = environment
+            }
             apps.append(declaration)
+        }
+        let matrixIDs = apps.flatMap(\.matrixAppIDs)
+        guard Set(matrixIDs).count == matrixIDs.count else {
+            throw .invalid(key: "apps.<id>.matrix.app-ids", "a Matrix app id is listed for two apps")
         }
         return apps
     }

@@ -8,15 +8,16 @@ struct JSONObjectReader {
     let fields: [String: JSONValue]
 
     /// - Parameter allowed: every field this object may have; any other is a 400
-    ///   (`unknown_field`), so a misspelt optional field is not silently ignored.
-    init(_ value: JSONValue, path: String, allowed: Set<String>) throws(APIError) {
+    ///   (`unknown_field`), so a misspelt optional field is not silently ignored. Nil for another
+    ///   protocol's objects (the drop-ins), which grow fields we need not know.
+    init(_ value: JSONValue, path: String, allowed: Set<String>?) throws(APIError) {
         guard case .object(let fields) = value else {
             throw .invalidField(path.isEmpty ? "body" : path, "must be an object, not \(value.typeName)")
         }
         self.path = path
         self.fields = fields
         // Sorted, so the same request always names the same field.
-        if let unknown = fields.keys.sorted().first(where: { !allowed.contains($0) }) {
+        if let allowed, let unknown = fields.keys.sorted().first(where: { !allowed.contains($0) }) {
             throw .unknownField(name(unknown))
         }
     }
@@ -99,7 +100,7 @@ struct JSONObjectReader {
         return strings
     }
 
-    func object(_ key: String, allowed: Set<String>) throws(APIError) -> JSONObjectReader? {
+    func object(_ key: String, allowed: Set<String>?) throws(APIError) -> JSONObjectReader? {
         guard let value = value(key) else { return nil }
         return try JSONObjectReader(value, path: name(key), allowed: allowed)
     }

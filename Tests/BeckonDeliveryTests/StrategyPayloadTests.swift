@@ -122,4 +122,23 @@ import Testing
         #expect(push.notification.pushType == .alert)
         #expect(harness.deadline == nil)
     }
+
+    /// A drop-in's keys (Matrix `event_id`, gorush `data`) ride at the top of the payload of a
+    /// wake and of an alert alike; `aps` and `beckon` stay Beckon's (docs/drop-ins.md).
+    @Test func dropInKeysRideBesideApsAndBeckon() throws {
+        let extras = PushExtras(custom: ["event_id": "$e1", "room_id": "!r", "aps": ["alert": "theirs"]], badge: 4)
+        #expect(extras.custom["aps"] == nil, "reserved keys are dropped")
+        var planned = message("m1", unread: 4)
+        planned.extras = extras
+        let wake = try onlyPush(PlannerHarness(policy: DeliveryPolicy(strategy: .wake), device: .wake).arrive(planned, at: 0))
+        #expect(try request(wake).pushType == .background)
+        try assertPayload(wake, [
+            "aps": ["content-available": 1], "beckon": ["reason": "wake", "ids": ["m1"]], "event_id": "$e1", "room_id": "!r",
+        ])
+        let alert = try onlyPush(
+            PlannerHarness(policy: DeliveryPolicy(strategy: .serviceExtension), device: .serviceExtension).arrive(planned, at: 0))
+        #expect(path(try payload(alert), "event_id") as? String == "$e1")
+        #expect(path(try payload(alert), "aps.mutable-content") as? Int == 1)
+        #expect(path(try payload(alert), "beckon.ids") as? [String] == ["m1"])
+    }
 }

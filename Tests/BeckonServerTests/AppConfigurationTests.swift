@@ -101,6 +101,38 @@ import Testing
         }
     }
 
+    /// The drop-ins' settings (docs/drop-ins.md): Matrix app ids, gorush access, and the
+    /// environment of tokens a drop-in does not qualify.
+    @Test func dropInSettingsAreReadAndChecked() throws {
+        let base: [AbsoluteConfigKey: ConfigValue] = [
+            "apps.ids": .init(.stringArray(["chat", "mail"]), isSecret: false),
+            "apps.chat.bundle-id": "b", "apps.chat.team-id": "t",
+            "apps.chat.user-token-secret": .init(.string(Self.secret), isSecret: true),
+            "apps.mail.bundle-id": "m", "apps.mail.team-id": "t", "apps.mail.environments": .init(.stringArray(["sandbox"]), isSecret: false),
+            "apps.mail.user-token-secret": .init(.string(Self.secret), isSecret: true),
+        ]
+        let read = try BeckonServerConfiguration(reading: Self.reader(base.merging([
+            "apps.chat.matrix.app-ids": .init(.stringArray(["im.example.ios", "im.example.ios.dev"]), isSecret: false),
+            "apps.chat.gorush": "key", "apps.chat.drop-in-environment": "sandbox",
+        ]) { $1 }))
+        #expect(read.apps[0].matrixAppIDs == ["im.example.ios", "im.example.ios.dev"])
+        #expect(read.apps[0].gorush == .key && read.apps[1].gorush == .off)
+        #expect(read.apps[0].defaultDropInEnvironment == .sandbox)
+        #expect(read.apps[1].defaultDropInEnvironment == .sandbox, "the app's only environment")
+        #expect(throws: BeckonConfigurationError.invalid(key: "apps.chat.gorush", "\"yes\" is not off, open or key")) {
+            try BeckonServerConfiguration(reading: Self.reader(base.merging(["apps.chat.gorush": "yes"]) { $1 }))
+        }
+        #expect(throws: BeckonConfigurationError.self) {
+            try BeckonServerConfiguration(reading: Self.reader(base.merging(["apps.mail.drop-in-environment": "production"]) { $1 }))
+        }
+        #expect(throws: BeckonConfigurationError.self) {
+            try BeckonServerConfiguration(reading: Self.reader(base.merging([
+                "apps.chat.matrix.app-ids": .init(.stringArray(["same"]), isSecret: false),
+                "apps.mail.matrix.app-ids": .init(.stringArray(["same"]), isSecret: false),
+            ]) { $1 }))
+        }
+    }
+
     @Test func sqliteMemorySettingsAreReadAndChecked() throws {
         let defaults = try BeckonServerConfiguration(reading: Self.reader([:]))
         #expect(defaults.databaseCacheMiB == 32 && defaults.databaseMmapMiB == 1024)

@@ -81,6 +81,7 @@ import Testing
             ("DELETE /v1/admin/apps/{app}/keys/{id}", .delete, "/v1/admin/apps/chat/keys/nokey", nil, ["admin token"]),
             ("GET /v1/admin/apps/{app}/users/{user}/devices", .get, "/v1/admin/apps/chat/users/alice/devices", nil, ["admin token"]),
             ("GET /v1/admin/apps/{app}/delivery/report", .get, "/v1/admin/apps/chat/delivery/report", nil, ["admin token"]),
+            ("GET /status", .get, "/status", nil, ["admin token"]),
         ]
         for route in routes {
             for (kind, bearer) in everyKind where !route.accepts.contains(kind) {
@@ -107,6 +108,7 @@ import Testing
         row("GET /v1/admin/apps/{app}/users/{user}/devices", "admin token", .get, "/v1/admin/apps/chat/users/alice/devices", nil, c.admin, .ok)
         row("GET /v1/admin/apps/{app}/users/{user}/devices", "admin token, no such app", .get, "/v1/admin/apps/nope/users/alice/devices", nil, c.admin, .notFound)
         row("GET /v1/admin/apps/{app}/delivery/report", "admin token", .get, "/v1/admin/apps/mail/delivery/report", nil, c.admin, .ok)
+        row("GET /status", "admin token", .get, "/status", nil, c.admin, .ok)
         row("GET /v1/health", "none", .get, "/health", nil, nil, .ok)
         row("GET /metrics", "none", .get, "/metrics", nil, nil, .ok)
         return rows

@@ -74,9 +74,9 @@ final class DeliveryDriver: Service, Sendable {
     /// Queues an event; never blocks the caller (an HTTP handler, a sync session).
     func submit(_ event: DeliveryEvent) {
         var events = [event]
-        if case .messageAppended(let message, let users) = event, users.count > batchSize {
+        if case .messageAppended(let message, let users, let extras) = event, users.count > batchSize {
             events = stride(from: 0, to: users.count, by: batchSize).map { start in
-                .messageAppended(message, users: Array(users[start..<min(start + batchSize, users.count)]))
+                .messageAppended(message, users: Array(users[start..<min(start + batchSize, users.count)]), extras: extras)
             }
         }
         metrics.queued(backlog.withLockedValue { $0 += events.count; return $0 })

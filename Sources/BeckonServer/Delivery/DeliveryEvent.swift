@@ -1,3 +1,4 @@
+import BeckonDelivery
 import BeckonProtocol
 import BeckonStore
 import Foundation
@@ -5,8 +6,9 @@ import Foundation
 /// What the delivery driver hears from the rest of the server. Each becomes one or more
 /// `DevicePlanner` transitions.
 public enum DeliveryEvent: Sendable {
-    /// A new (not duplicate) message is durable in these users' mailboxes.
-    case messageAppended(Message, users: [UserRef])
+    /// A new (not duplicate) message is durable in these users' mailboxes. `extras`: a drop-in's
+    /// keys for the push and its badge (nil for `/v1/messages`).
+    case messageAppended(Message, users: [UserRef], extras: PushExtras? = nil)
     /// The device's first sync session opened (an app's, or only its extension's).
     case connected(DeviceRef, role: SyncRole, at: Date)
     /// A sync session ended; `clean` when the device said `bye`. `session` names it when another
@@ -28,6 +30,6 @@ public enum DeliveryEvent: Sendable {
 
     /// How much planning it takes: one per user for a message, one otherwise.
     var weight: Int {
-        if case .messageAppended(_, let users) = self { max(users.count, 1) } else { 1 }
+        if case .messageAppended(_, let users, _) = self { max(users.count, 1) } else { 1 }
     }
 }

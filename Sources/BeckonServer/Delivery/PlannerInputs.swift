@@ -16,10 +16,11 @@ extension PlannerDevice {
 
 extension PlannedMessage {
     /// From a stored message and the recipient's unread count after it.
-    init(_ message: Message, unreadCount: Int) {
+    /// The badge is the drop-in's own count when it gave one (`PushExtras.badge`).
+    init(_ message: Message, unreadCount: Int, extras: PushExtras? = nil) {
         self.init(
             id: message.id, kind: message.kind, urgency: message.urgency, hints: message.hints,
-            expiresAt: message.expiresAt, unreadCount: unreadCount)
+            expiresAt: message.expiresAt, unreadCount: extras?.badge ?? unreadCount, extras: extras)
     }
 }
 

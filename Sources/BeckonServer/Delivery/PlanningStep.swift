@@ -31,7 +31,7 @@ struct PlanningStep {
         var single: Set<DeviceRef> = []
         for event in events {
             switch event {
-            case .messageAppended(_, let recipients), .callEnded(_, _, let recipients, _): users.formUnion(recipients)
+            case .messageAppended(_, let recipients, _), .callEnded(_, _, let recipients, _): users.formUnion(recipients)
             case .read(let user, _, _, _): users.insert(user)
             case .connected(let device, _, _), .disconnected(let device, _, _, _), .acknowledged(let device, _),
                 .pushFailed(let device, _, _), .deadline(let device), .shown(let device, _, _):
@@ -99,10 +99,10 @@ struct PlanningStep {
     mutating func apply(_ event: DeliveryEvent) async throws {
         let now = self.now
         switch event {
-        case .messageAppended(let message, let users):
+        case .messageAppended(let message, let users, let extras):
             for user in users {
                 let unreadCount = try await unreadCount(of: user)
-                let planned = PlannedMessage(message, unreadCount: unreadCount)
+                let planned = PlannedMessage(message, unreadCount: unreadCount, extras: extras)
                 for ref in devicesOfUser[user] ?? [] {
                     transition(ref) { planner, device in
                         planner.messageArrived(planned, device: PlannerDevice(device), now: now)

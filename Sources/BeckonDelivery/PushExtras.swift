@@ -1,0 +1,26 @@
+import BeckonJSON
+
+/// What a drop-in (a Matrix push gateway's or gorush's caller) needs in the push beside Beckon's
+/// own key: the ids the app fetches with (`event_id`, `room_id`, gorush's `data`), and the badge
+/// its own server counts. Ids, not content (rule 1): the drop-ins put message text in `hints`,
+/// which only the `content` strategy shows.
+public struct PushExtras: Hashable, Sendable, Codable {
+    /// Top-level keys of the push payload, beside `aps` and `beckon` (never those two).
+    public var custom: [String: JSONValue]
+    /// The badge the caller's server counts (Matrix `counts.unread`, gorush `badge`), instead of
+    /// Beckon's unread count, which knows nothing of messages read over another protocol.
+    public var badge: Int?
+
+    /// Keys a drop-in may not set: the push's own.
+    public static let reservedKeys: Set<String> = ["aps", "beckon"]
+
+    public init(custom: [String: JSONValue] = [:], badge: Int? = nil) {
+        self.custom = custom.filter { !Self.reservedKeys.contains($0.key) }
+        self.badge = badge
+    }
+
+    /// `custom` merged under the push's own keys (theirs win).
+    func merged(into own: [String: JSONValue]) -> [String: JSONValue] {
+        custom.merging(own) { _, mine in mine }
+    }
+}

@@ -1,0 +1,99 @@
+import BeckonDelivery
+import BeckonJSON
+import Foundation
+import Hummingbird
+
+extension BeckonAPI {
+    /// `POST /api/push`: gorush's API for iOS notifications, so a backend that calls gorush works
+    /// unchanged (docs/drop-ins.md). Each entry's `topic` (the bundle id) names the app, which
+    /// must take gorush requests (`apps.<id>.gorush`: `open` as gorush itself, or `key` for its
+    /// API key); each token becomes a device of its own, and the notification a message for it
+    /// through the planner. Answers as gorush: `{"counts", "logs", "success": "ok"}`, where
+    /// `counts` is the pushes accepted and `logs` the tokens that were not, with why.
+    func gorushPush(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        do {
+            let body = try JSONObjectReader(try await RequestBody.json(request, limit: configuration.maximumBodyBytes), path: "", allowed: nil)
+            guard case .array(let list)? = body.value("notifications"), !list.isEmpty else {
+                throw APIError.invalidField("notifications", "request body is empty or the notifications array is empty")
+            }
+            let notifications = try list.enumerated().map { (index, item) throws(APIError) in
+                try GorushNotification(item, path: "notifications[\(index)]")
+            }
+            var counts = 0
+            var logs: [GorushLog] = []
+            for notification in notifications {
+                guard notification.platform == GorushNotification.iOS else {
+                    logs += notification.tokens.map { .init(platform: "platform \(notification.platform)", token: $0, error: "Beckon serves iOS only") }
+                    continue
+                }
+                let app = try await gorushApp(notification.topic, authorization: request.headers[.authorization])
+                for token in notification.tokens {
+                    guard GorushNotification.isToken(token) else {
+                        logs.append(.init(token: token, error: "not a device token (hex, 8 to 100 bytes)"))
+                        continue
+                    }
+                    guard let device = try await dropInDevice(
+                        app: app, source: .gorush, key: token.lowercased(), token: token,
+                        environment: notification.environment ?? app.defaultDropInEnvironment)
+                    else {
+                        logs.append(.init(token: token, error: "APNs refused this token (Unregistered or BadDeviceToken); register it again"))
+                        continue
+                    }
+                    try await postDropIn(
+                        app: app, device: device, payload: .object(notification.data), hints: notification.hints,
+                        expiresAt: notification.expiresAt, extras: PushExtras(custom: notification.data, badge: notification.badge))
+                    counts += 1
+                }
+            }
+            return Self.json(.ok, GorushAnswer(counts: counts, logs: logs, success: "ok"))
+        } catch {
+            let error = APIError(error, logger: context.logger)
+            var response = Self.json(error.status, GorushError(message: error.message))
+            for field in error.headers { response.headers.append(field) }
+            return response
+        }
+    }
+
+    /// The app a gorush entry is for: its `topic` (bundle id), or without one the only app that
+    /// takes gorush requests; checked against `apps.<id>.gorush`.
+    private func gorushApp(_ topic: String?, authorization: String?) async throws -> AppDeclaration {
+        let served = configuration.apps.filter { $0.gorush != .off }
+        let app: AppDeclaration
+        if let topic {
+            guard let match = served.first(where: { $0.bundleID == topic }) else {
+                throw APIError.invalidField("topic", "no app with bundle id \(topic) takes gorush requests (apps.<id>.gorush)")
+            }
+            app = match
+        } else {
+            guard served.count == 1, let only = served.first else {
+                throw APIError.invalidField("topic", "is required: \(served.count) apps take gorush requests")
+            }
+            app = only
+        }
+        if app.gorush == .key {
+            let key = try await auth.apiKey(authorization)
+            guard key.appID == app.id else { throw APIError.forbidden("the API key is for another app than \(app.bundleID)") }
+        }
+        return app
+    }
+}
+
+/// gorush's answer, and its log entry for a token it did not push.
+struct GorushAnswer: Encodable {
+    var counts: Int
+    var logs: [GorushLog]
+    var success: String
+}
+
+struct GorushLog: Encodable {
+    var type = "failed-push"
+    var platform = "ios"
+    var token: String
+    var message = ""
+    var error: String
+}
+
+/// gorush's error form.
+struct GorushError: Encodable {
+    var message: String
+}

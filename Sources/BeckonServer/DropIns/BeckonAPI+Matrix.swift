@@ -1,0 +1,61 @@
+import BeckonJSON
+import Foundation
+import Hummingbird
+
+extension BeckonAPI {
+    /// `POST /_matrix/push/v1/notify`: Beckon as a Matrix push gateway, in Sygnal's place
+    /// (docs/drop-ins.md). Each pusher's `app_id` names an app (`apps.<id>.matrix.app-ids`) and
+    /// its pushkey is the APNs token in base64; the event becomes a message for that device and
+    /// goes through the planner. Answers `rejected` with the pushkeys of unknown app ids, of
+    /// unreadable pushkeys, and of tokens Apple has refused since the pusher was set, so the
+    /// homeserver removes those pushers. Like Sygnal it takes no credential: the app ids it
+    /// serves and the pushkeys, which only the homeserver and the device know, are the gate.
+    func matrixNotify(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        do {
+            let notification = try MatrixNotification(try await RequestBody.json(request, limit: configuration.maximumBodyBytes))
+            var rejected: [String] = []
+            for pusher in notification.devices {
+                guard let app = configuration.apps.first(where: { $0.matrixAppIDs.contains(pusher.appID) }),
+                    let token = DropInDevice.hexToken(fromBase64: pusher.pushkey),
+                    let device = try await dropInDevice(
+                        app: app, source: .matrix, key: "\(pusher.appID)\u{0}\(pusher.pushkey)", token: token,
+                        environment: app.defaultDropInEnvironment, registeredAt: pusher.registeredAt)
+                else {
+                    rejected.append(pusher.pushkey)
+                    continue
+                }
+                // A notification with counts only updates the badge; Beckon's badge travels with
+                // the next push instead (docs/drop-ins.md).
+                guard notification.eventID != nil else { continue }
+                try await postDropIn(
+                    app: app, device: device, payload: notification.payload, hints: notification.hints(for: pusher),
+                    expiresAt: nil, extras: notification.extras)
+            }
+            return Self.json(.ok, MatrixRejected(rejected: rejected))
+        } catch {
+            return Self.matrixError(APIError(error, logger: context.logger))
+        }
+    }
+
+    /// The Matrix error form (`{"errcode", "error"}`) of one of our errors: a homeserver reads
+    /// that, and retries with backoff on a 5xx or 429.
+    static func matrixError(_ error: APIError) -> Response {
+        let code: String = switch error.code {
+        case .malformedJSON, .unsupportedMediaType: "M_NOT_JSON"
+        case .tooLarge: "M_TOO_LARGE"
+        case .rateLimited: "M_LIMIT_EXCEEDED"
+        case .invalidField, .unknownField, .badRequest: "M_BAD_JSON"
+        default: "M_UNKNOWN"
+        }
+        var body: [String: JSONValue] = ["errcode": .string(code), "error": .string(error.message)]
+        if let retry = error.headers[.retryAfter].flatMap(Int.init) { body["retry_after_ms"] = .int(retry * 1000) }
+        var headers = error.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: error.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONValue.object(body).bytes)))
+    }
+}
+
+/// The answer of a Matrix push gateway.
+struct MatrixRejected: Encodable {
+    var rejected: [String]
+}

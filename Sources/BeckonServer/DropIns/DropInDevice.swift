@@ -1,0 +1,79 @@
+import BeckonDelivery
+import BeckonJSON
+import BeckonProtocol
+import BeckonStore
+import Crypto
+import Foundation
+
+/// A device a drop-in names by its own protocol's key (a Matrix pushkey, a gorush token), not by
+/// a registration of Beckon's: registered implicitly the first time, so that its pushes go
+/// through the planner and the outbox like any other (throttling, escalation, Apple's 410s and
+/// wake figures, docs/drop-ins.md).
+enum DropInDevice {
+    enum Source: String, Sendable {
+        case matrix, gorush
+    }
+
+    /// A stable device id from the key, never the key itself: ids appear in logs and on the
+    /// status page, and a pushkey or token is a secret (never logged in full).
+    static func ref(app: String, source: Source, key: String) -> DeviceRef {
+        let digest = SHA256.hash(data: Data("\(source.rawValue)\u{0}\(key)".utf8))
+        return DeviceRef(appID: app, deviceID: "\(source.rawValue)-" + digest.prefix(16).map { String(format: "%02x", $0) }.joined())
+    }
+
+    /// Every capability, so that the app's own strategy (`apps.<id>.delivery.strategy`) decides
+    /// what its drop-in devices get.
+    static let capabilities = DeviceCapabilities(
+        notificationServiceExtension: true, filtering: true, backgroundModes: [DeliveryPolicy.remoteNotificationMode])
+
+    /// A pushkey as Sygnal's iOS clients register it (the APNs token in base64, padded or not,
+    /// standard or URL alphabet) as hex; nil unless it is 8 to 100 bytes (Apple's tokens are 32,
+    /// and may grow).
+    static func hexToken(fromBase64 text: String) -> String? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let bytes = Data(base64Encoded: base64), (8...100).contains(bytes.count) else { return nil }
+        return bytes.map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+extension BeckonAPI {
+    /// The device for a drop-in's key with `token`, registered or brought up to date; nil when
+    /// Apple refused that token (410 and the like) after the device was last registered and the
+    /// caller has not re-registered since (`registeredAt`, e.g. Matrix `pushkey_ts`): the
+    /// caller must be told it is rejected, not be sent into a void.
+    func dropInDevice(
+        app: AppDeclaration, source: DropInDevice.Source, key: String, token: String, environment: PushEnvironment,
+        registeredAt: Date? = nil
+    ) async throws -> Device? {
+        let ref = DropInDevice.ref(app: app.id, source: source, key: key)
+        let existing = try await store.device(ref)
+        if let existing {
+            let refused = existing.pushToken == nil || existing.pushProblem != nil
+            let renewed = registeredAt.map { $0 > existing.updatedAt } ?? false
+            if refused && !renewed { return nil }
+            if !refused && existing.pushToken == token.lowercased() && existing.environment == environment { return existing }
+        }
+        return try await store.registerDevice(DeviceRegistration(
+            appID: app.id, deviceID: ref.deviceID, userID: ref.deviceID, bundleID: app.bundleID, environment: environment,
+            pushToken: token, capabilities: DropInDevice.capabilities))
+    }
+
+    /// One message for a drop-in device, durable before the caller is answered (rule 9), handed
+    /// to the planner with the drop-in's push keys and badge. Its urgency is always `normal`:
+    /// the app's strategy decides the push (a Matrix `prio: low` or a gorush `priority: normal`
+    /// still wants one, where Beckon's `low` sends none). It expires with the app's alert
+    /// lifetime unless the caller says otherwise: no sync session will ever acknowledge it.
+    func postDropIn(
+        app: AppDeclaration, device: Device, payload: JSONValue, hints: NotificationHints?, expiresAt: Date?,
+        extras: PushExtras
+    ) async throws {
+        try messageRate?.take(app.id, now: now())
+        let message = NewMessage(
+            recipients: [device.userID], kind: .message, payload: Data(payload.bytes), hints: hints, urgency: .normal,
+            expiresAt: expiresAt ?? now().addingTimeInterval(app.delivery.alertTimeToLive))
+        guard let appended = try await store.appendMessages(appID: app.id, [message]).first else { return }
+        events.submit(.messageAppended(appended.message, users: [device.user], extras: extras))
+    }
+
+}

@@ -1,0 +1,92 @@
+import BeckonDelivery
+import BeckonJSON
+import BeckonProtocol
+import Foundation
+
+/// The body of `POST /_matrix/push/v1/notify` (Matrix push gateway API, docs/drop-ins.md): what a
+/// homeserver says happened, and the pushers (devices) to tell. Fields the spec may add later are
+/// ignored, as a gateway must.
+struct MatrixNotification {
+    struct Device {
+        var appID: String
+        var pushkey: String
+        /// When the pusher was last set (`pushkey_ts`, seconds): a pushkey re-registered after
+        /// Apple refused its token is taken again.
+        var registeredAt: Date?
+        /// `data.format == "event_id_only"`: nothing of the event may go through Apple.
+        var eventIDOnly: Bool
+    }
+
+    var eventID: String?
+    var roomID: String?
+    var type: String?
+    var sender: String?
+    var senderDisplayName: String?
+    var roomName: String?
+    var body: String?
+    var unread: Int?
+    var missedCalls: Int?
+    var devices: [Device]
+
+    init(_ value: JSONValue) throws(APIError) {
+        let root = try JSONObjectReader(value, path: "", allowed: nil)
+        guard let notification = try root.object("notification", allowed: nil) else {
+            throw .invalidField("notification", "is required")
+        }
+        eventID = try notification.string("event_id", maxLength: 255)
+        roomID = try notification.string("room_id", maxLength: 255)
+        type = try notification.string("type", maxLength: 255)
+        sender = try notification.string("sender", maxLength: 255)
+        senderDisplayName = try notification.string("sender_display_name", maxLength: 1024)
+        roomName = try notification.string("room_name", maxLength: 1024)
+        // The content is the event's; only its text body is of use, and only as a hint.
+        body = try notification.object("content", allowed: nil).flatMap { content in
+            if case .string(let text)? = content.value("body") { return String(text.prefix(4096)) }
+            return nil
+        }
+        let counts = try notification.object("counts", allowed: nil)
+        unread = try counts?.integer("unread").map { Int(clamping: $0) }
+        missedCalls = try counts?.integer("missed_calls").map { Int(clamping: $0) }
+        guard case .array(let list)? = notification.value("devices"), !list.isEmpty else {
+            throw .invalidField("notification.devices", "must be a non-empty array")
+        }
+        guard list.count <= 100 else { throw .invalidField("notification.devices", "must hold at most 100 pushers") }
+        devices = try list.enumerated().map { (index, item) throws(APIError) in
+            let device = try JSONObjectReader(item, path: "notification.devices[\(index)]", allowed: nil)
+            let format = try device.object("data", allowed: nil)?.string("format", maxLength: 64)
+            return Device(
+                appID: try device.requiredString("app_id", maxLength: 255),
+                pushkey: try device.requiredString("pushkey", maxLength: 512),
+                registeredAt: try device.integer("pushkey_ts").map { Date(timeIntervalSince1970: TimeInterval($0)) },
+                eventIDOnly: format == "event_id_only")
+        }
+    }
+
+    /// What an alert may show (only the `content` strategy puts it on the wire, rule 1), unless
+    /// the pusher asked for `event_id_only`.
+    func hints(for device: Device) -> NotificationHints? {
+        guard !device.eventIDOnly, eventID != nil else { return nil }
+        return NotificationHints(
+            title: roomName ?? senderDisplayName ?? sender, body: body, threadID: roomID)
+    }
+
+    /// The keys the app's notification extension fetches the event with, as Sygnal puts them at
+    /// the top of an APNs payload, and the homeserver's unread count as the badge.
+    var extras: PushExtras {
+        var custom: [String: JSONValue] = [:]
+        if let eventID { custom["event_id"] = .string(eventID) }
+        if let roomID { custom["room_id"] = .string(roomID) }
+        if let unread { custom["unread_count"] = .int(unread) }
+        if let missedCalls { custom["missed_calls"] = .int(missedCalls) }
+        return PushExtras(custom: custom, badge: unread)
+    }
+
+    /// What the mailbox keeps of it: ids only (no device syncs it; it is the push's record).
+    var payload: JSONValue {
+        var object: [String: JSONValue] = [:]
+        if let eventID { object["event_id"] = .string(eventID) }
+        if let roomID { object["room_id"] = .string(roomID) }
+        if let type { object["type"] = .string(type) }
+        return .object(object)
+    }
+}
