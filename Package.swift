@@ -130,8 +130,9 @@ let package = Package(
         .target(
             name: "BeckonServer",
             dependencies: [
-                "BeckonStore", "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "BeckonSeal", "APNS", "APNSCore",
+                "BeckonStore", "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "BeckonSeal", "APNS", "APNSCore", "BeckonXMPP",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -183,7 +184,7 @@ let package = Package(
         ),
         .testTarget(name: "BeckonJSONTests", dependencies: ["BeckonJSON"]),
         // XMPP for the XEP-0357 app server (issue 16): the stream's XML, free of sockets.
-        .target(name: "BeckonXMPP", dependencies: []),
+        .target(name: "BeckonXMPP", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "BeckonXMPPTests", dependencies: ["BeckonXMPP"]),
         .testTarget(name: "BeckonProtocolTests", dependencies: ["BeckonProtocol", "BeckonJSON"]),
         .testTarget(name: "APNSCoreTests", dependencies: ["APNSCore", "BeckonJSON"]),

@@ -620,6 +620,10 @@ def start_server(binary, work):
                BECKON_APPS_CHAT_USER_TOKEN_SECRET=SECRET,
                # The drop-ins serve the app: gorush with its API key, Matrix for one app id.
                BECKON_APPS_CHAT_GORUSH="key", BECKON_APPS_CHAT_MATRIX_APP_IDS="org.example.chat.ios",
+               # XEP-0357 registrations are served; the component's XMPP server is a closed
+               # port (it retries in the background; no publish is fuzzed here).
+               BECKON_XMPP_HOST="127.0.0.1", BECKON_XMPP_PORT=str(free_port()), BECKON_XMPP_APP=APP,
+               BECKON_XMPP_COMPONENT_JID="push.localhost", BECKON_XMPP_COMPONENT_SECRET="fuzz-component-secret-0123",
                # Fuzzing, not rate limiting: a 429 would stand in for the answer under test.
                BECKON_LIMITS_MESSAGES_PER_SECOND="0", BECKON_LIMITS_REGISTRATIONS_PER_MINUTE="0",
                BECKON_LIMITS_SYNC_CONNECTS_PER_MINUTE="0")

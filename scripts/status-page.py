@@ -222,7 +222,7 @@ def _healthy(base):
 
 def _received(emulator, device_token):
     status, body = request(emulator, "GET", f"/devices/{device_token}/received")
-    return status == 200 and bool(body)
+    return status == 200 and bool(body["notifications"])
 
 
 if __name__ == "__main__":

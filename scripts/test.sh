@@ -39,6 +39,10 @@ python3 scripts/demo.py "$BECKON"
 # self-tested first); the screenshot lands in artifacts/.
 python3 scripts/chromium-selftest.py
 python3 scripts/status-page.py "$BECKON"
+# Beckon as an XEP-0357 app server behind a real Prosody with mod_cloud_notify: the harness's own
+# self-test first (what Prosody publishes, with a stub component), then Beckon in its place.
+python3 scripts/xmpp-harness-selftest.py
+python3 scripts/xmpp-push.py "$BECKON"
 if [ -n "${BECKON_TEST_POSTGRES_URL:-}" ]; then
     # The same path, from a post to a measured wake, with the store on PostgreSQL (issue 13).
     DB="beckon_demo_$$"

@@ -31,6 +31,9 @@ struct NotificationFactory {
     func background(
         id: UUID, reason: PushReason, messageIDs: [String], clearIDs: [String], badge: Int?, extras: PushExtras? = nil
     ) -> APNSBackgroundNotification {
+        // A drop-in's badge is its caller's count, or none: Beckon's unread count knows nothing
+        // of what was read over the other protocol (docs/drop-ins.md).
+        let badge = extras.map(\.badge) ?? badge
         let beckon = BeckonPushPayload(reason: reason, ids: messageIDs, clear: clearIDs, badge: badge).custom
         return APNSBackgroundNotification(
             custom: extras?.merged(into: beckon) ?? beckon,
@@ -73,7 +76,7 @@ struct NotificationFactory {
         let cap = expiries.contains(nil) ? nil : expiries.compactMap { $0 }.max()
         return APNSAlertNotification(
             alert: presentation.alert,
-            badge: badge,
+            badge: newest.extras.map(\.badge) ?? badge,
             sound: withSound ? sound(newest.hints) : nil,
             threadID: newest.hints?.threadID,
             category: newest.hints?.category,

@@ -27,6 +27,7 @@ public struct BeckonNode: Service {
     /// This node's part in a cluster (several nodes on one PostgreSQL), if it is in one.
     public let cluster: PostgresCluster?
     let http: BeckonService
+    let xmpp: XMPPComponent?
     let logger: Logger
 
     /// - Parameters:
@@ -89,14 +90,22 @@ public struct BeckonNode: Service {
         let http = try BeckonHTTPServer.application(
             configuration: configuration, store: store, metrics: metrics, hub: hub, events: events, logger: logger,
             onServerRunning: onServerRunning)
-        return BeckonNode(hub: hub, delivery: delivery, emulator: emulator, cluster: cluster, http: http, logger: logger)
+        // The XEP-0357 app server's component, when `xmpp.*` is set: its publishes become
+        // messages through the same API path as the drop-ins' requests.
+        let xmpp = configuration.xmpp.map { settings in
+            XMPPComponent(
+                settings: settings, api: BeckonAPI(store: store, configuration: configuration, syncHub: hub, events: events),
+                logger: Logger(label: "beckon.xmpp"))
+        }
+        return BeckonNode(
+            hub: hub, delivery: delivery, emulator: emulator, cluster: cluster, http: http, xmpp: xmpp, logger: logger)
     }
 
     public func run() async throws {
         // Shut down in reverse order: the listener and its sessions first, then delivery, so
-        // the events of the last sessions are still planned, then the cluster link (the node
-        // leaves); the emulator last.
-        let services: [any Service] = (cluster.map { [$0] } ?? []) + [delivery, http]
+        // the events of the last sessions are still planned (the XMPP component's last publishes
+        // too), then the cluster link (the node leaves); the emulator last.
+        let services: [any Service] = (cluster.map { [$0] } ?? []) + [delivery] + (xmpp.map { [$0] } ?? []) + [http]
         let group = ServiceGroup(configuration: .init(services: services, logger: logger))
         try await withGracefulShutdownHandler {
             try await group.run()

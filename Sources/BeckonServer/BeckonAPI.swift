@@ -79,6 +79,7 @@ public struct BeckonAPI: Sendable {
         // Drop-ins for what teams already run (docs/drop-ins.md).
         router.post("_matrix/push/v1/notify") { request, context in try await matrixNotify(request, context) }
         router.post("api/push") { request, context in try await gorushPush(request, context) }
+        router.post("v1/xmpp/registrations") { request, context in try await registerXMPPPush(request, context) }
     }
 
     // MARK: Responses

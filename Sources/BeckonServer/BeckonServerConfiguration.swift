@@ -49,6 +49,8 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     public var logLevel: Logger.Level = .info
     /// `admin.token`: the bearer token of the admin routes (`/v1/admin/...`); nil disables them.
     public var adminToken: String?
+    /// `xmpp.*`: the XEP-0357 app server's component, if configured.
+    public var xmpp: XMPPSettings?
     /// `sync.max-window`: the largest in-flight window a sync session is granted
     /// (docs/sync-protocol.md, "Flow control"); 100 by default.
     public var syncMaximumWindow: Int = 100
@@ -204,6 +206,7 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             throw .invalid(key: "tls", "set both tls.certificate-chain-path and tls.private-key-path, or neither")
         }
         apps = try Self.readApps(config)
+        xmpp = try XMPPSettings.read(config, apps: apps)
         adminToken = config.string(forKey: "admin.token", isSecret: true)
         if let adminToken, adminToken.utf8.count < Self.minimumAdminTokenBytes {
             throw .invalid(key: "admin.token", "must be at least \(Self.minimumAdminTokenBytes) bytes of random text")

@@ -133,12 +133,20 @@ import Testing
         let wake = try onlyPush(PlannerHarness(policy: DeliveryPolicy(strategy: .wake), device: .wake).arrive(planned, at: 0))
         #expect(try request(wake).pushType == .background)
         try assertPayload(wake, [
-            "aps": ["content-available": 1], "beckon": ["reason": "wake", "ids": ["m1"]], "event_id": "$e1", "room_id": "!r",
+            "aps": ["content-available": 1], "beckon": ["reason": "wake", "ids": ["m1"], "badge": 4], "event_id": "$e1",
+            "room_id": "!r",
         ])
         let alert = try onlyPush(
             PlannerHarness(policy: DeliveryPolicy(strategy: .serviceExtension), device: .serviceExtension).arrive(planned, at: 0))
         #expect(path(try payload(alert), "event_id") as? String == "$e1")
         #expect(path(try payload(alert), "aps.mutable-content") as? Int == 1)
         #expect(path(try payload(alert), "beckon.ids") as? [String] == ["m1"])
+        #expect(path(try payload(alert), "aps.badge") as? Int == 4, "the drop-in's count")
+        // Without a count of its own a drop-in's push leaves the badge alone: Beckon's unread
+        // count knows nothing of what was read over the other protocol.
+        planned.extras = PushExtras(custom: ["event_id": "$e2"])
+        let unbadged = try onlyPush(
+            PlannerHarness(policy: DeliveryPolicy(strategy: .serviceExtension), device: .serviceExtension).arrive(planned, at: 0))
+        #expect(path(try payload(unbadged), "aps.badge") == nil)
     }
 }

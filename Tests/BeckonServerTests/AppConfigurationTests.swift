@@ -133,6 +133,30 @@ import Testing
         }
     }
 
+    /// `xmpp.*`: the XEP-0357 component's settings, all or nothing.
+    @Test func xmppSettingsAreReadAndChecked() throws {
+        let base: [AbsoluteConfigKey: ConfigValue] = [
+            "apps.ids": .init(.stringArray(["chat"]), isSecret: false),
+            "apps.chat.bundle-id": "b", "apps.chat.team-id": "t",
+            "apps.chat.user-token-secret": .init(.string(Self.secret), isSecret: true),
+        ]
+        #expect(try BeckonServerConfiguration(reading: Self.reader(base)).xmpp == nil)
+        let full = base.merging([
+            "xmpp.host": "xmpp.example.com", "xmpp.component-jid": "push.example.com",
+            "xmpp.component-secret": .init(.string("component-secret-0123456789"), isSecret: true), "xmpp.app": "chat",
+            "xmpp.open-registration": true,
+        ]) { $1 }
+        let read = try #require(try BeckonServerConfiguration(reading: Self.reader(full)).xmpp)
+        #expect(read.port == 5347 && read.componentJID == "push.example.com" && read.appID == "chat" && read.openRegistration)
+        #expect(read.secret(forNode: "xmpp-1") != read.secret(forNode: "xmpp-2"))
+        #expect(throws: BeckonConfigurationError.invalid(key: "xmpp.app", "must name one of apps.ids")) {
+            try BeckonServerConfiguration(reading: Self.reader(full.merging(["xmpp.app": "mail"]) { $1 }))
+        }
+        #expect(throws: BeckonConfigurationError.self) {
+            try BeckonServerConfiguration(reading: Self.reader(full.merging(["xmpp.component-secret": "short"]) { $1 }))
+        }
+    }
+
     @Test func sqliteMemorySettingsAreReadAndChecked() throws {
         let defaults = try BeckonServerConfiguration(reading: Self.reader([:]))
         #expect(defaults.databaseCacheMiB == 32 && defaults.databaseMmapMiB == 1024)

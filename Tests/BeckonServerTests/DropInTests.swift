@@ -1,4 +1,6 @@
 import APNSEmulator
+import BeckonXMPP
+import Logging
 @testable import BeckonServer
 import BeckonStore
 import Foundation
@@ -174,6 +176,78 @@ import Testing
             #expect(alert["title"] as? String == "Lunch")
             #expect(alert["body"] as? String == "Pizza at noon?")
             #expect(aps["badge"] as? Int == 5)
+        }
+    }
+
+    static let xmpp = XMPPSettings(
+        host: "127.0.0.1", componentJID: "push.localhost", componentSecret: "component-secret-0123456789", appID: "chat")
+
+    /// XEP-0357: the app registers its token and gets the component's jid, a node and a secret;
+    /// with a user token of `xmpp.app` (or none when registration is open).
+    @Test func anXMPPRegistrationGivesTheJidANodeAndItsSecret() async throws {
+        try await APITestFixture.with(configure: { $0.xmpp = Self.xmpp }) { fixture, client in
+            let body = ByteBuffer(string: #"{"token": "\#(Self.gorushToken)", "environment": "sandbox"}"#)
+            let anonymous = try await client.execute(
+                uri: "/v1/xmpp/registrations", method: .post, headers: [.contentType: "application/json"], body: body)
+            #expect(anonymous.status == .unauthorized)
+            let otherApp = try await client.execute(
+                uri: "/v1/xmpp/registrations", method: .post,
+                headers: APITestFixture.headers(bearer: fixture.userToken(app: "mail", user: "m")), body: body)
+            #expect(otherApp.status == .forbidden)
+            let registered = try await client.execute(
+                uri: "/v1/xmpp/registrations", method: .post,
+                headers: APITestFixture.headers(bearer: fixture.userToken(user: "bob")), body: body)
+            #expect(registered.status == .created)
+            let json = try #require(APITestFixture.json(registered))
+            #expect(json["jid"]?.string == "push.localhost")
+            let node = try #require(json["node"]?.string)
+            #expect(node == DropInDevice.ref(app: "chat", source: .xmpp, key: Self.gorushToken).deviceID)
+            #expect(json["secret"]?.string == Self.xmpp.secret(forNode: node))
+            #expect(try await fixture.store.device(DeviceRef(appID: "chat", deviceID: node))?.environment == .sandbox)
+            let bad = try await client.execute(
+                uri: "/v1/xmpp/registrations", method: .post, headers: APITestFixture.headers(bearer: fixture.userToken(user: "bob")),
+                body: ByteBuffer(string: #"{"token": "nope"}"#))
+            #expect(bad.status == .badRequest)
+        }
+        try await APITestFixture.with { _, client in
+            let unconfigured = try await client.execute(
+                uri: "/v1/xmpp/registrations", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: "{}"))
+            #expect(unconfigured.status == .notFound)
+        }
+    }
+
+    /// What the component answers a publish: a result for a registered node with its secret; a
+    /// `cancel` error (which makes the XMPP server drop the registration after a few) for a wrong
+    /// secret or an unknown node.
+    @Test func anXMPPPublishIsTakenOnlyWithItsNodesSecret() async throws {
+        try await APITestFixture.with(configure: {
+            $0.xmpp = Self.xmpp
+            $0.xmpp?.openRegistration = true
+        }) { fixture, client in
+            let registered = try await client.execute(
+                uri: "/v1/xmpp/registrations", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: #"{"token": "\#(Self.gorushToken)"}"#))
+            #expect(registered.status == .created, "open registration")
+            let node = try #require(APITestFixture.json(registered)?["node"]?.string)
+            func publish(node: String, secret: String?) async throws -> String {
+                let form = secret.map { "<publish-options><x xmlns='jabber:x:data' type='submit'><field var='secret'><value>\($0)</value></field></x></publish-options>" } ?? ""
+                var parser = XMLStreamParser()
+                _ = try parser.feed(Array("<stream:stream xmlns='jabber:component:accept' xmlns:stream='http://etherx.jabber.org/streams' id='x'>".utf8))
+                let events = try parser.feed(Array("<iq type='set' id='p' from='localhost'><pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='\(node)'><item/></publish>\(form)</pubsub></iq>".utf8))
+                guard case .stanza(let stanza)? = events.first, let publish = PushPublish(stanza) else {
+                    throw FixtureError.unexpected("no publish")
+                }
+                return await fixture.api.xmppPublish(publish, settings: Self.xmpp, logger: Logger(label: "test"))
+                    .xml(inherited: ComponentStateMachine.componentNamespace)
+            }
+            #expect(try await publish(node: node, secret: Self.xmpp.secret(forNode: node)).contains("type='result'"))
+            let messages = try await fixture.store.messages(for: UserRef(appID: "chat", userID: node), after: 0, limit: 10)
+            #expect(messages.count == 1, "the publish became a message for the node's device")
+            #expect(try await publish(node: node, secret: "wrong").contains("<forbidden"))
+            #expect(try await publish(node: node, secret: nil).contains("<forbidden"))
+            let stranger = "xmpp-0000"
+            #expect(try await publish(node: stranger, secret: Self.xmpp.secret(forNode: stranger)).contains("<item-not-found"))
         }
     }
 }

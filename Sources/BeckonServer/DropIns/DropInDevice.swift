@@ -11,7 +11,7 @@ import Foundation
 /// wake figures, docs/drop-ins.md).
 enum DropInDevice {
     enum Source: String, Sendable {
-        case matrix, gorush
+        case matrix, gorush, xmpp
     }
 
     /// A stable device id from the key, never the key itself: ids appear in logs and on the
