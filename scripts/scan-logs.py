@@ -29,6 +29,9 @@ PATTERNS = [
     # token or a digest, neither of which belongs in a log.
     ("device token (hex)", re.compile(r"(?<![0-9A-Za-z])(?=[0-9]*[A-Fa-f])[0-9A-Fa-f]{16,}(?![0-9A-Za-z])")),
     ("bearer credential", re.compile(r"(?i)\bbearer\s+(?!<)[^\s\"'…,;)\]]{12,}")),
+    # A struct printed whole (Swift's default description, as a service lifecycle logs its
+    # services): a field named for a secret or a token, with a string in it.
+    ("secret field of a printed value", re.compile(r"(?i)\b\w*(secret|token)\w*: \\?\"[^\"\\]{8,}")),
 ]
 
 
@@ -83,6 +86,8 @@ def self_test():
         "debug sync: credential=bkd_QROQ.Ad1ZdJd_abcdefghijklmnopqrstuvwxyz0123456789AB session ended",
         "warning apns: token=aabbccdd00112233aabbccdd00112233 rejected",
         "debug http: hb.request.id=0123abcd token=aabbccdd00112233aabbccdd00112233 refused",
+        'debug beckon.server: sl-service=X(api: BeckonAPI(configuration: C(userTokenSecret: \\"sec-0123456789\\")) started',
+        'debug beckon.server: sl-service=S(componentSecret: "02e204b7d3ed5fed", appID: "chat") finished',
         "error http: authorization=Bearer eyJhbGciOiJIUzI1NiJ9.eyJhdWQiOiJjaGF0In0.c2lnbmF0dXJlLXBhcnQtaGVyZQ",
         "error http: Authorization: Bearer admin-token-0123456789abcdef",
     ]

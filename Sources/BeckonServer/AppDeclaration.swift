@@ -60,6 +60,12 @@ public struct AppDeclaration: Sendable, Equatable {
     }
 }
 
+// The user-token secret never goes into text: a declaration printed in a log shows the rest.
+extension AppDeclaration: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { "AppDeclaration(id: \(id), bundleID: \(bundleID), teamID: \(teamID))" }
+    public var debugDescription: String { description }
+}
+
 /// Who may call the gorush drop-in for an app (`apps.<id>.gorush`).
 public enum GorushAccess: String, Sendable, Equatable {
     /// `POST /api/push` does not serve the app.

@@ -92,3 +92,10 @@ public struct BeckonAPI: Sendable {
 
     static func noContent() -> Response { Response(status: .noContent) }
 }
+
+// Whatever prints the API (a service's description in a lifecycle log) must not print its
+// configuration: user-token secrets and the admin token are in it.
+extension BeckonAPI: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { "BeckonAPI(apps: \(configuration.apps.map(\.id)))" }
+    public var debugDescription: String { description }
+}

