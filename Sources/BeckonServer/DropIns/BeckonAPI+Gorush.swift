@@ -23,7 +23,8 @@ extension BeckonAPI {
             var logs: [GorushLog] = []
             for notification in notifications {
                 guard notification.platform == GorushNotification.iOS else {
-                    logs += notification.tokens.map { .init(platform: "platform \(notification.platform)", token: $0, error: "Beckon serves iOS only") }
+                    let platform = [2: "android", 3: "huawei"][notification.platform] ?? "platform \(notification.platform)"
+                    logs += notification.tokens.map { .init(platform: platform, token: $0, error: "Beckon serves iOS only") }
                     continue
                 }
                 let app = try await gorushApp(notification.topic, authorization: request.headers[.authorization])
@@ -39,9 +40,16 @@ extension BeckonAPI {
                         logs.append(.init(token: token, error: "APNs refused this token (Unregistered or BadDeviceToken); register it again"))
                         continue
                     }
-                    try await postDropIn(
-                        app: app, device: device, payload: .object(notification.data), hints: notification.hints,
-                        expiresAt: notification.expiresAt, extras: PushExtras(custom: notification.data, badge: notification.badge))
+                    do {
+                        try await postDropIn(
+                            app: app, device: device, payload: .object(notification.data), hints: notification.hints,
+                            expiresAt: notification.expiresAt, extras: PushExtras(custom: notification.data, badge: notification.badge))
+                    } catch let error as APIError where error.status == .tooManyRequests {
+                        // The tokens before it were taken: say which were not, rather than fail
+                        // the request and have it retried whole.
+                        logs.append(.init(token: token, error: error.message))
+                        continue
+                    }
                     counts += 1
                 }
             }
