@@ -57,7 +57,9 @@ def main():
                    BECKON_XMPP_HOST="127.0.0.1", BECKON_XMPP_PORT=facts["BECKON_PROSODY_COMPONENT_PORT"],
                    BECKON_XMPP_COMPONENT_JID=facts["BECKON_PROSODY_COMPONENT_JID"],
                    BECKON_XMPP_COMPONENT_SECRET=facts["BECKON_PROSODY_COMPONENT_SECRET"],
-                   BECKON_XMPP_APP="chat", BECKON_XMPP_OPEN_REGISTRATION="true")
+                   BECKON_XMPP_APP="chat", BECKON_XMPP_OPEN_REGISTRATION="true",
+                   # Beckon's answers to refused publishes are logged at debug: the checks read them.
+                   BECKON_LOG_LEVEL=os.environ.get("BECKON_LOG_LEVEL", "debug"))
         log = os.path.join(work, "server.log")
         server = subprocess.Popen([binary, "serve"], env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
         base, emulator = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{control}"
@@ -95,8 +97,8 @@ def main():
         time.sleep(2)
         if received(emulator, OTHER):
             fail("a publish with a wrong secret was pushed")
-        if "forbidden" not in open(os.path.join(facts["BECKON_PROSODY_DIR"], "prosody.log")).read():
-            fail("Prosody's log shows no forbidden answer to the wrong secret")
+        if "an XEP-0357 publish with a wrong secret" not in open(log).read():
+            fail("Beckon did not refuse the publish with the wrong secret (its log says nothing of it)")
         print("5. a registration with a wrong secret: the publish was refused (forbidden), no push")
 
         # Apple refuses bob's token from now on: the next push gets 410 and Beckon drops it; the
@@ -112,6 +114,8 @@ def main():
             time.sleep(0.3)
         if not wait_until(lambda: "Disabling push notifications" in open(prosody_log).read(), 10):
             fail("Prosody did not disable the registration after Beckon's item-not-found answers")
+        if "an XEP-0357 publish for a node with no device or no usable token" not in open(log).read():
+            fail("Beckon's log does not show the item-not-found answers that made Prosody disable the registration")
         print("6. after Apple's 410 Beckon answered item-not-found, and Prosody disabled bob's registration")
         alice.close()
         print(f"xmpp-push: PASS in {time.monotonic() - started:.1f} s")

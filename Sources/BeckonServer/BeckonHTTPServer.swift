@@ -107,7 +107,8 @@ public enum BeckonHTTPServer {
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
-        return BeckonService(app: app, hub: hub, grace: .seconds(configuration.shutdownGraceSeconds), logger: logger)
+        return BeckonService(
+            app: app, hub: hub, api: api, grace: .seconds(configuration.shutdownGraceSeconds), logger: logger)
     }
 }
 
@@ -122,6 +123,9 @@ public enum BeckonHTTPServer {
 public struct BeckonService: Service {
     let app: any Service
     public let hub: SyncHub
+    /// The API the listener serves; the XEP-0357 component posts through the same one, so that
+    /// the app's rate limits are one budget, not one per entry point.
+    public let api: BeckonAPI
     let grace: Duration
     let logger: Logger
 

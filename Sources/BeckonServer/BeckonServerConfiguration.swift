@@ -49,6 +49,9 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     public var logLevel: Logger.Level = .info
     /// `admin.token`: the bearer token of the admin routes (`/v1/admin/...`); nil disables them.
     public var adminToken: String?
+    /// `limits.push-extras-bytes`: the most a drop-in's own keys (Matrix ids, gorush `data`) may
+    /// take in a push, of Apple's 4,096 bytes (docs/drop-ins.md).
+    public var maximumPushExtrasBytes: Int = 2048
     /// `xmpp.*`: the XEP-0357 app server's component, if configured.
     public var xmpp: XMPPSettings?
     /// `sync.max-window`: the largest in-flight window a sync session is granted
@@ -187,6 +190,7 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             ("http.request-head-seconds", \Self.requestHeadSeconds),
             ("http.idle-seconds", \Self.idleSeconds),
             ("http.body-seconds", \Self.bodySeconds),
+            ("limits.push-extras-bytes", \Self.maximumPushExtrasBytes),
         ] as [(String, WritableKeyPath<Self, Int>)] {
             self[keyPath: value] = config.int(forKey: ConfigKey(key), default: self[keyPath: value])
             guard self[keyPath: value] >= 1 else { throw .invalid(key: key, "must be at least 1") }
@@ -271,6 +275,10 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             }
             declaration.delivery = try readDeliveryPolicy(app.scoped(to: "delivery"), scope: "\(scope).delivery")
             declaration.matrixAppIDs = app.stringArray(forKey: "matrix.app-ids", default: [])
+            declaration.matrixSandboxAppIDs = app.stringArray(forKey: "matrix.sandbox-app-ids", default: [])
+            if !declaration.matrixSandboxAppIDs.isEmpty, !environments.contains(.sandbox) {
+                throw .invalid(key: "\(scope).matrix.sandbox-app-ids", "the app does not take sandbox tokens (environments)")
+            }
             if let name = app.string(forKey: "gorush") {
                 guard let access = GorushAccess(rawValue: name) else {
                     throw .invalid(key: "\(scope).gorush", "\"\(name)\" is not off, open or key")
@@ -285,7 +293,7 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
             }
             apps.append(declaration)
         }
-        let matrixIDs = apps.flatMap(\.matrixAppIDs)
+        let matrixIDs = apps.flatMap { $0.matrixAppIDs + $0.matrixSandboxAppIDs }
         guard Set(matrixIDs).count == matrixIDs.count else {
             throw .invalid(key: "apps.<id>.matrix.app-ids", "a Matrix app id is listed for two apps")
         }

@@ -27,9 +27,17 @@ struct RequestBodyDeadline: Sendable {
     }
 
     private(set) var state: State = .idle
+    /// Request heads received and responses ended on the connection. A client may send the next
+    /// request before the last answer (pipelining): a response head then belongs to an earlier
+    /// request, and a 408 must not be written before an earlier answer.
+    private var heads = 0
+    private var responsesEnded = 0
 
-    mutating func headReceived() -> Action {
+    /// A request head; only one that declares a body arms the deadline.
+    mutating func headReceived(expectsBody: Bool = true) -> Action {
         guard state != .expired else { return .none }
+        heads += 1
+        guard expectsBody else { return .none }
         state = .receiving(answered: false)
         return .arm
     }
@@ -40,14 +48,20 @@ struct RequestBodyDeadline: Sendable {
         return .cancel
     }
 
+    /// A response head went out: the current request's only if every earlier one has ended.
     mutating func responseHeadSent() {
-        if case .receiving = state { state = .receiving(answered: true) }
+        if case .receiving = state, responsesEnded == heads - 1 { state = .receiving(answered: true) }
+    }
+
+    mutating func responseEnded() {
+        responsesEnded += 1
     }
 
     mutating func deadlinePassed() -> Action {
         guard case .receiving(let answered) = state else { return .none }
         state = .expired
-        return answered ? .close : .answerTimeoutAndClose
+        // An earlier request's answer is still to come: a 408 now would read as its answer.
+        return answered || responsesEnded < heads - 1 ? .close : .answerTimeoutAndClose
     }
 
     /// Whether inbound parts still go up the pipeline (not after the deadline passed: the

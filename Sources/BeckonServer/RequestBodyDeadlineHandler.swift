@@ -23,7 +23,7 @@ final class RequestBodyDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
         switch unwrapInboundIn(data) {
         case .head(let head):
             // Most requests (GETs, the health check) have no body: no timer for them.
-            action = Self.expectsBody(head) ? deadline.headReceived() : .none
+            action = deadline.headReceived(expectsBody: Self.expectsBody(head))
         case .end: action = deadline.endReceived()
         case .body: action = .none
         }
@@ -37,7 +37,11 @@ final class RequestBodyDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .head = unwrapOutboundIn(data) { deadline.responseHeadSent() }
+        switch unwrapOutboundIn(data) {
+        case .head: deadline.responseHeadSent()
+        case .end: deadline.responseEnded()
+        case .body: break
+        }
         context.write(data, promise: promise)
     }
 

@@ -26,6 +26,9 @@ public struct ComponentStateMachine: Sendable {
     private let secret: String
     private var parser: XMLStreamParser
     public private(set) var state: State = .idle
+    /// The id of the ping sent and not yet followed by anything from the server.
+    private var unansweredPing: String?
+    private var pingsSent = 0
 
     public init(jid: String, secret: String, maximumStanzaBytes: Int = 64 * 1024) {
         self.jid = jid
@@ -56,6 +59,25 @@ public struct ComponentStateMachine: Sendable {
         return actions
     }
 
+    /// Called every ping interval once ready: a peer that vanished without closing (a crashed
+    /// host, a NAT that forgot the connection) would otherwise leave the component "connected"
+    /// for ever while every publish is lost. Anything the server sent since the last ping proves
+    /// it is there; if nothing came, the stream is over.
+    public mutating func pingDue() -> [Action] {
+        guard state == .ready else { return [] }
+        if unansweredPing != nil { return fail("the XMPP server did not answer a ping (XEP-0199)") }
+        pingsSent += 1
+        let id = "beckon-ping-\(pingsSent)"
+        unansweredPing = id
+        // To the server's domain: the component's own address would route back to itself.
+        let domain = jid.firstIndex(of: ".").map { String(jid[jid.index(after: $0)...]) } ?? jid
+        let ping = XMPPElement(
+            name: "iq", namespace: Self.componentNamespace,
+            attributes: ["type": "get", "id": id, "from": jid, "to": domain],
+            children: [XMPPElement(name: "ping", namespace: "urn:xmpp:ping")])
+        return [.send(ping.xml(inherited: Self.componentNamespace))]
+    }
+
     /// The handshake: lowercase hex SHA-1 of the stream id followed by the shared secret (XEP-0114 §3).
     public static func handshake(streamID: String, secret: String) -> String {
         Insecure.SHA1.hash(data: Array((streamID + secret).utf8)).map { hex($0) }.joined()
@@ -81,6 +103,7 @@ public struct ComponentStateMachine: Sendable {
             state = .ready
             return [.ready]
         case (.ready, .stanza(let stanza)):
+            unansweredPing = nil
             if let publish = PushPublish(stanza) { return [.publish(publish)] }
             // Any other request gets an error, as RFC 6120 §8.4 asks; results and errors, and
             // messages and presences, need no answer.

@@ -29,9 +29,16 @@ public struct XMLStreamParser: Sendable {
     /// Bytes of the current stanza so far.
     private var stanzaBytes = 0
 
-    public init(maximumStanzaBytes: Int = 64 * 1024) {
+    /// How deep elements may nest in a stanza: real ones are a handful deep (a publish is 7), and
+    /// the tree is walked recursively.
+    public let maximumDepth: Int
+
+    public init(maximumStanzaBytes: Int = 64 * 1024, maximumDepth: Int = 32) {
         self.maximumStanzaBytes = maximumStanzaBytes
+        self.maximumDepth = maximumDepth
     }
+
+    private static let cdataStart = Array("<![CDATA[".utf8), cdataEnd = Array("]]>".utf8)
 
     /// Takes what arrived; returns the events it completes. After an error the stream is broken
     /// (RFC 6120 §4.9.3.1 `not-well-formed`): stop feeding it.
@@ -40,30 +47,67 @@ public struct XMLStreamParser: Sendable {
         var events: [Event] = []
         var position = 0
         while position < buffer.count {
-            if buffer[position] == UInt8(ascii: "<") {
+            if buffer[position] == UInt8(ascii: "<"), position + 1 < buffer.count, buffer[position + 1] == UInt8(ascii: "!") {
+                // `<!`: CDATA runs to `]]>` whatever it holds (quotes and `>` included); comments
+                // and DTDs are refused (RFC 6120 §11.1) as soon as they can be told apart.
+                let available = buffer[position...].prefix(Self.cdataStart.count)
+                guard Self.cdataStart.starts(with: available) else {
+                    throw ParseError(description: "a comment or DTD (RFC 6120 §11.1)")
+                }
+                guard available.count == Self.cdataStart.count else { break }
+                let body = position + Self.cdataStart.count
+                guard let end = Self.find(Self.cdataEnd, in: buffer, from: body) else { break }
+                guard !open.isEmpty else { throw ParseError(description: "CDATA outside a stanza") }
+                open[open.count - 1].element.text += try Self.checkedText(Array(buffer[body..<end]))
+                stanzaBytes += end + Self.cdataEnd.count - position
+                position = end + Self.cdataEnd.count
+            } else if buffer[position] == UInt8(ascii: "<") {
                 guard let end = Self.tagEnd(buffer, from: position) else { break }
+                let inStanza = !open.isEmpty, before = events.count
                 try handleTag(Array(buffer[(position + 1)..<end]), events: &events)
-                stanzaBytes += end + 1 - position
+                // The stream's own tags are not a stanza's bytes; a stanza's first and last are.
+                if inStanza || !open.isEmpty || (events.count > before && { if case .stanza = events[before] { true } else { false } }()) {
+                    stanzaBytes += end + 1 - position
+                }
                 position = end + 1
             } else {
                 let end = buffer[position...].firstIndex(of: UInt8(ascii: "<")) ?? buffer.count
                 // Text may stop mid-entity or mid-character: wait for the rest unless a tag follows.
                 guard end < buffer.count else { break }
                 try handleText(Array(buffer[position..<end]))
-                stanzaBytes += end - position
+                if !open.isEmpty { stanzaBytes += end - position }
                 position = end
             }
-            if open.isEmpty {
-                stanzaBytes = 0
-            } else if stanzaBytes > maximumStanzaBytes {
+            // Counted with the tag that ends the stanza, before the count starts over.
+            if stanzaBytes > maximumStanzaBytes {
                 throw ParseError(description: "a stanza of more than \(maximumStanzaBytes) bytes")
             }
+            if open.isEmpty { stanzaBytes = 0 }
         }
         buffer.removeFirst(position)
         guard buffer.count <= maximumStanzaBytes else {
             throw ParseError(description: "more than \(maximumStanzaBytes) bytes without a complete tag")
         }
         return events
+    }
+
+    private static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
+        guard bytes.count >= needle.count else { return nil }
+        var index = start
+        while index + needle.count <= bytes.count {
+            if bytes[index] == needle[0], Array(bytes[index..<(index + needle.count)]) == needle { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Character data as text, refusing the control characters XML does not allow (only tab,
+    /// line feed and carriage return are).
+    static func checkedText(_ bytes: [UInt8]) throws(ParseError) -> String {
+        if let bad = bytes.first(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
+            throw ParseError(description: "control character 0x\(String(bad, radix: 16)) in character data")
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The `>` that ends the tag starting at `start`, outside quoted attribute values.
@@ -104,11 +148,8 @@ public struct XMLStreamParser: Sendable {
                 throw ParseError(description: "a processing instruction (RFC 6120 §11.1)")
             }
         case UInt8(ascii: "!"):
-            let cdata = Array("![CDATA[".utf8)
-            guard !open.isEmpty, inner.starts(with: cdata), inner.suffix(2) == [93, 93] else {
-                throw ParseError(description: "a comment, DTD or misplaced CDATA (RFC 6120 §11.1)")
-            }
-            open[open.count - 1].element.text += String(decoding: inner[cdata.count..<(inner.count - 2)], as: UTF8.self)
+            // `feed` takes CDATA whole before a tag is looked for; anything else is refused.
+            throw ParseError(description: "a comment or DTD (RFC 6120 §11.1)")
         case UInt8(ascii: "/"):
             let name = String(decoding: inner.dropFirst(), as: UTF8.self).trimmingWhitespace
             if open.isEmpty {
@@ -126,12 +167,19 @@ public struct XMLStreamParser: Sendable {
             let selfClosing = inner.last == UInt8(ascii: "/")
             let (qualified, attributes) = try Self.parseTag(selfClosing ? Array(inner.dropLast()) : inner)
             if !rootOpened {
-                guard qualified.hasSuffix("stream") else { throw ParseError(description: "the stream must open with <stream:stream>") }
+                let scope = Self.declarations(attributes)
+                let prefix = Self.prefix(of: qualified)
+                guard !selfClosing, qualified == (prefix.map { "\($0):stream" } ?? "stream"),
+                    scope[prefix ?? ""] == "http://etherx.jabber.org/streams"
+                else { throw ParseError(description: "the stream must open with <stream:stream> in the streams namespace") }
                 rootOpened = true
-                rootScope = Self.declarations(attributes)
+                rootScope = scope
                 events.append(.streamOpened(XMPPElement(
                     name: "stream", namespace: rootScope[Self.prefix(of: qualified) ?? ""], attributes: attributes)))
                 return
+            }
+            guard open.count < maximumDepth else {
+                throw ParseError(description: "elements nested more than \(maximumDepth) deep")
             }
             var scope = open.last?.prefixes ?? rootScope
             scope.merge(Self.declarations(attributes)) { $1 }
@@ -198,15 +246,21 @@ public struct XMLStreamParser: Sendable {
             let start = index + 1
             guard let end = bytes[start...].firstIndex(of: quote) else { throw ParseError(description: "an unclosed quote") }
             guard attributes[key] == nil else { throw ParseError(description: "attribute \(key) twice in <\(name)>") }
-            attributes[key] = try decode(Array(bytes[start..<end]))
+            let value = Array(bytes[start..<end])
+            guard !value.contains(UInt8(ascii: "<")) else { throw ParseError(description: "'<' in attribute \(key) of <\(name)>") }
+            attributes[key] = try decode(value)
             index = end + 1
+            guard index == bytes.count || [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) else {
+                throw ParseError(description: "no space after attribute \(key) of <\(name)>")
+            }
         }
         return (name, attributes)
     }
 
     /// Character data with the five predefined entities and character references decoded.
     static func decode(_ bytes: [UInt8]) throws(ParseError) -> String {
-        guard bytes.contains(UInt8(ascii: "&")) else { return String(decoding: bytes, as: UTF8.self) }
+        guard bytes.contains(UInt8(ascii: "&")) else { return try checkedText(bytes) }
+        _ = try checkedText(bytes)
         var out: [UInt8] = []
         var index = 0
         while index < bytes.count {
@@ -222,10 +276,7 @@ public struct XMLStreamParser: Sendable {
             let named = ["lt": "<", "gt": ">", "amp": "&", "quot": "\"", "apos": "'"]
             if let value = named[entity] {
                 out += Array(value.utf8)
-            } else if entity.hasPrefix("#"),
-                let code = entity.hasPrefix("#x") ? UInt32(entity.dropFirst(2), radix: 16) : UInt32(entity.dropFirst(), radix: 10),
-                let scalar = Unicode.Scalar(code)
-            {
+            } else if entity.hasPrefix("#"), let code = Self.characterReference(entity), let scalar = Unicode.Scalar(code) {
                 out += Array(String(Character(scalar)).utf8)
             } else {
                 throw ParseError(description: "entity &\(entity); (only the predefined ones, RFC 6120 §11.1)")
@@ -233,6 +284,22 @@ public struct XMLStreamParser: Sendable {
             index = semicolon + 1
         }
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension XMLStreamParser {
+    /// `#65` or `#x41` as a code point XML allows (a digit after `#` or `#x`, no sign; not a
+    /// control character but tab, line feed and carriage return; no surrogate, no U+FFFE/FFFF).
+    static func characterReference(_ entity: String) -> UInt32? {
+        let hex = entity.hasPrefix("#x")
+        let digits = entity.dropFirst(hex ? 2 : 1)
+        guard !digits.isEmpty, digits.allSatisfy({ hex ? $0.isHexDigit : $0.isASCII && $0.isNumber }),
+            let code = UInt32(digits, radix: hex ? 16 : 10)
+        else { return nil }
+        switch code {
+        case 0x9, 0xA, 0xD, 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: return code
+        default: return nil
+        }
     }
 }
 

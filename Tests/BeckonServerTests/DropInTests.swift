@@ -22,6 +22,7 @@ import Testing
 
     static func configure(_ configuration: inout BeckonServerConfiguration) {
         configuration.apps[0].matrixAppIDs = [matrixAppID]
+        configuration.apps[0].matrixSandboxAppIDs = [matrixAppID + ".dev"]
         configuration.apps[0].gorush = .open
         configuration.apps[0].delivery.strategy = .serviceExtension
         configuration.apps[1].gorush = .key
@@ -62,6 +63,16 @@ import Testing
             #expect(String(buffer: unknown.body) == #"{"rejected":["\#(Self.pushkey)"]}"#)
             let garbage = try await Self.notify(client, Self.matrixRequest(pushkey: "not base64!"))
             #expect(String(buffer: garbage.body) == #"{"rejected":["not base64!"]}"#)
+
+            // Counts only (the unread count changed): nothing registered, nothing pushed.
+            let countsOnly = #"{"notification": {"counts": {"unread": 0}, "devices": [{"app_id": "\#(Self.matrixAppID)", "pushkey": "\#(Data(repeating: 9, count: 32).base64EncodedString())"}]}}"#
+            #expect(String(buffer: try await Self.notify(client, countsOnly).body) == #"{"rejected":[]}"#)
+            let unregistered = DropInDevice.ref(app: "chat", source: .matrix, key: "\(Self.matrixAppID)\u{0}\(Data(repeating: 9, count: 32).base64EncodedString())")
+            #expect(try await fixture.store.device(unregistered) == nil)
+            // A development build's pusher: its tokens are sandbox tokens.
+            _ = try await Self.notify(client, Self.matrixRequest(appID: Self.matrixAppID + ".dev"))
+            let dev = DropInDevice.ref(app: "chat", source: .matrix, key: "\(Self.matrixAppID).dev\u{0}\(Self.pushkey)")
+            #expect(try await fixture.store.device(dev)?.environment == .sandbox)
 
             // Errors in the Matrix form, not Beckon's.
             let notJSON = try await Self.notify(client, "{nope")
@@ -109,6 +120,12 @@ import Testing
                 uri: "/api/push", method: .post, headers: [.contentType: "application/json"],
                 body: ByteBuffer(string: mail.replacingOccurrences(of: "com.example.mail", with: "com.example.none")))
             #expect(unknownTopic.status == .badRequest)
+            // `data` past limits.push-extras-bytes: refused before anything is pushed.
+            let huge = #"{"notifications": [{"tokens": ["\#(Self.gorushToken)"], "platform": 1, "topic": "com.example.chat", "data": {"blob": "\#(String(repeating: "x", count: 3000))"}}]}"#
+            let tooLarge = try await client.execute(
+                uri: "/api/push", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: huge))
+            #expect(tooLarge.status == .contentTooLarge)
+            #expect(APITestFixture.json(tooLarge)?["message"]?.string?.contains("limits.push-extras-bytes") == true)
             let empty = try await client.execute(
                 uri: "/api/push", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"notifications": []}"#))
             #expect(empty.status == .badRequest)
@@ -143,8 +160,9 @@ import Testing
             let ref = DropInDevice.ref(app: "chat", source: .matrix, key: "\(Self.matrixAppID)\u{0}\(Self.pushkey)")
             try await server.waitUntil { try await server.store.device(ref)?.pushToken == nil }
             #expect(try await notify(Self.matrixRequest()) == #"{"rejected":["\#(Self.pushkey)"]}"#)
-            // The user set the pusher again (a later pushkey_ts): taken, and pushed.
-            let later = Int(Date().timeIntervalSince1970) + 60
+            // The user set the pusher again (a later pushkey_ts, in whole seconds): taken, and pushed.
+            try await Task.sleep(for: .milliseconds(1100))
+            let later = Int(Date().timeIntervalSince1970)
             try server.emulator.registerDevice(token: Self.token, bundleID: "com.example.chat")
             #expect(try await notify(Self.matrixRequest(pushkeyTS: later)) == #"{"rejected":[]}"#)
             #expect(try await server.store.device(ref)?.pushToken == Self.token)

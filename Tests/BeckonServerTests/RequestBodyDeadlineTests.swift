@@ -41,4 +41,22 @@ import Testing
         #expect(deadline.headReceived() == .arm)
         #expect(deadline.state == .receiving(answered: false))
     }
+
+    /// A client that sends its next request before the last answer (pipelining): the earlier
+    /// request's response is not this one's, and no 408 may go out ahead of it.
+    @Test func aPipelinedRequestIsNotAnsweredAheadOfAnEarlierOne() {
+        var deadline = RequestBodyDeadline()
+        #expect(deadline.headReceived(expectsBody: false) == .none)  // GET /health
+        #expect(deadline.headReceived() == .arm)  // POST, its body trickling
+        deadline.responseHeadSent()  // the GET's answer
+        #expect(deadline.state == .receiving(answered: false))
+        #expect(deadline.deadlinePassed() == .close, "the GET's answer has not ended: close, no 408")
+
+        deadline = RequestBodyDeadline()
+        _ = deadline.headReceived(expectsBody: false)
+        _ = deadline.headReceived()
+        deadline.responseHeadSent()
+        deadline.responseEnded()  // the GET's answer is out
+        #expect(deadline.deadlinePassed() == .answerTimeoutAndClose)
+    }
 }

@@ -51,7 +51,8 @@ import Testing
 
     @Test func whatRFC6120ForbidsIsRefused() throws {
         for forbidden in ["<!-- a comment -->", "<?php x ?>", "<!DOCTYPE x>", "<iq>&custom;</iq>", "<iq a=1/>", "<p:iq/>",
-                          "<iq></message>", "stray text<iq/>"] {
+                          "<iq></message>", "stray text<iq/>", "<iq>&#0;</iq>", "<iq>&#+65;</iq>", "<iq>\u{1}</iq>",
+                          "<iq a='1'b='2'/>", "<iq a='x<y'/>", "<iq><![CDATA[x]]></iq><![CDATA[y]]>"] {
             var parser = XMLStreamParser()
             _ = try parser.feed(Array(Self.opening.utf8))
             #expect(throws: XMLStreamParser.ParseError.self, "\(forbidden)") { try parser.feed(Array(forbidden.utf8)) }
@@ -78,5 +79,33 @@ import Testing
         _ = try parser.feed(Array(Self.opening.utf8))
         #expect(try parser.feed(Array(" \n ".utf8)).isEmpty)
         #expect(try parser.feed(Array("<handshake/>".utf8)) == [.stanza(.init(name: "handshake", namespace: "jabber:component:accept"))])
+    }
+
+    /// CDATA is taken whole, quotes and `>` in it included, and does not swallow what follows.
+    @Test func cdataHoldsQuotesAndAngleBrackets() throws {
+        var parser = XMLStreamParser()
+        _ = try parser.feed(Array(Self.opening.utf8))
+        let events = try parser.feed(Array("<message><body><![CDATA[it's a > b]]></body></message><iq type='get' id='1'/>".utf8))
+        #expect(events.count == 2)
+        guard case .stanza(let message)? = events.first else { Issue.record("\(events)"); return }
+        #expect(message.child("body")?.text == "it's a > b")
+    }
+
+    @Test func theRootMustBeAStreamAndStanzasNotTooDeep() throws {
+        var wrongRoot = XMLStreamParser()
+        #expect(throws: XMLStreamParser.ParseError.self) {
+            try wrongRoot.feed(Array("<stream:stream xmlns:stream='urn:not-streams'>".utf8))
+        }
+        var deep = XMLStreamParser(maximumDepth: 8)
+        _ = try deep.feed(Array(Self.opening.utf8))
+        #expect(throws: XMLStreamParser.ParseError.self) {
+            try deep.feed(Array((String(repeating: "<a>", count: 9) + String(repeating: "</a>", count: 9)).utf8))
+        }
+        // A stanza whose last tag takes it past the limit is refused, however it arrives.
+        var limited = XMLStreamParser(maximumStanzaBytes: 64)
+        _ = try limited.feed(Array(Self.opening.utf8))
+        #expect(throws: XMLStreamParser.ParseError.self) {
+            try limited.feed(Array("<iq a='\(String(repeating: "z", count: 80))'/>".utf8))
+        }
     }
 }

@@ -19,18 +19,36 @@ extension BeckonAPI {
             let notifications = try list.enumerated().map { (index, item) throws(APIError) in
                 try GorushNotification(item, path: "notifications[\(index)]")
             }
+            // Every entry's app, credential and size first: a refusal then leaves nothing half
+            // pushed for the backend to retry whole.
+            var apps: [AppDeclaration?] = []
+            for (index, notification) in notifications.enumerated() {
+                guard notification.platform == GorushNotification.iOS else {
+                    apps.append(nil)
+                    continue
+                }
+                try checkExtras(PushExtras(custom: notification.data), field: "notifications[\(index)].data")
+                apps.append(try await gorushApp(notification.topic, authorization: request.headers[.authorization]))
+            }
             var counts = 0
             var logs: [GorushLog] = []
-            for notification in notifications {
-                guard notification.platform == GorushNotification.iOS else {
+            for (notification, app) in zip(notifications, apps) {
+                guard let app else {
                     let platform = [2: "android", 3: "huawei"][notification.platform] ?? "platform \(notification.platform)"
                     logs += notification.tokens.map { .init(platform: platform, token: $0, error: "Beckon serves iOS only") }
                     continue
                 }
-                let app = try await gorushApp(notification.topic, authorization: request.headers[.authorization])
                 for token in notification.tokens {
                     guard GorushNotification.isToken(token) else {
                         logs.append(.init(token: token, error: "not a device token (hex, 8 to 100 bytes)"))
+                        continue
+                    }
+                    do {
+                        try messageRate?.take(app.id, now: now())
+                    } catch {
+                        // The tokens before it were taken: say which were not, rather than fail
+                        // the request and have it retried whole.
+                        logs.append(.init(token: token, error: error.message))
                         continue
                     }
                     guard let device = try await dropInDevice(
@@ -40,16 +58,9 @@ extension BeckonAPI {
                         logs.append(.init(token: token, error: "APNs refused this token (Unregistered or BadDeviceToken); register it again"))
                         continue
                     }
-                    do {
-                        try await postDropIn(
-                            app: app, device: device, payload: .object(notification.data), hints: notification.hints,
-                            expiresAt: notification.expiresAt, extras: PushExtras(custom: notification.data, badge: notification.badge))
-                    } catch let error as APIError where error.status == .tooManyRequests {
-                        // The tokens before it were taken: say which were not, rather than fail
-                        // the request and have it retried whole.
-                        logs.append(.init(token: token, error: error.message))
-                        continue
-                    }
+                    try await postDropIn(
+                        app: app, device: device, payload: .object(notification.data), hints: notification.hints,
+                        expiresAt: notification.expiresAt, extras: PushExtras(custom: notification.data, badge: notification.badge))
                     counts += 1
                 }
             }

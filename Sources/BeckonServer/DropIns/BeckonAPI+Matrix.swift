@@ -1,4 +1,5 @@
 import BeckonJSON
+import BeckonStore
 import Foundation
 import Hummingbird
 
@@ -13,20 +14,39 @@ extension BeckonAPI {
     func matrixNotify(_ request: Request, _ context: some RequestContext) async throws -> Response {
         do {
             let notification = try MatrixNotification(try await RequestBody.json(request, limit: configuration.maximumBodyBytes))
+            try checkExtras(notification.extras, field: "notification")
+            // Each pusher's app, environment and token, and the rate, before anything is written:
+            // a refusal then leaves nothing half done for the homeserver to retry.
             var rejected: [String] = []
+            var served: [(pusher: MatrixNotification.Device, app: AppDeclaration, environment: PushEnvironment, token: String)] = []
             for pusher in notification.devices {
-                guard let app = configuration.apps.first(where: { $0.matrixAppIDs.contains(pusher.appID) }),
-                    let token = DropInDevice.hexToken(fromBase64: pusher.pushkey),
-                    let device = try await dropInDevice(
-                        app: app, source: .matrix, key: "\(pusher.appID)\u{0}\(pusher.pushkey)", token: token,
-                        environment: app.defaultDropInEnvironment, registeredAt: pusher.registeredAt)
+                guard let app = configuration.apps.first(where: { $0.matrixEnvironment(for: pusher.appID) != nil }),
+                    let environment = app.matrixEnvironment(for: pusher.appID),
+                    let token = DropInDevice.hexToken(fromBase64: pusher.pushkey)
                 else {
                     rejected.append(pusher.pushkey)
                     continue
                 }
+                if notification.eventID != nil { try messageRate?.take(app.id, now: now()) }
+                served.append((pusher, app, environment, token))
+            }
+            for (pusher, app, environment, token) in served {
+                let key = "\(pusher.appID)\u{0}\(pusher.pushkey)"
                 // A notification with counts only updates the badge; Beckon's badge travels with
-                // the next push instead (docs/drop-ins.md).
-                guard notification.eventID != nil else { continue }
+                // the next push instead (docs/drop-ins.md), so nothing is registered or pushed.
+                guard notification.eventID != nil else {
+                    if try await dropInRefused(app: app, source: .matrix, key: key, registeredAt: pusher.registeredAt) {
+                        rejected.append(pusher.pushkey)
+                    }
+                    continue
+                }
+                guard let device = try await dropInDevice(
+                    app: app, source: .matrix, key: key, token: token, environment: environment,
+                    registeredAt: pusher.registeredAt)
+                else {
+                    rejected.append(pusher.pushkey)
+                    continue
+                }
                 try await postDropIn(
                     app: app, device: device, payload: notification.payload, hints: notification.hints(for: pusher),
                     expiresAt: nil, extras: notification.extras)

@@ -18,7 +18,10 @@ extension BeckonAPI {
         guard let settings = configuration.xmpp, let app = apps[settings.appID] else {
             throw APIError.notFound("XEP-0357 pushes are not configured here (xmpp.*)")
         }
-        if !settings.openRegistration || request.headers[.authorization] != nil {
+        if settings.openRegistration && request.headers[.authorization] == nil {
+            // Anyone may register: the app's message rate bounds how fast devices are written.
+            try messageRate?.take(app.id, now: now())
+        } else {
             guard case .other(let token) = BearerCredential(authorization: request.headers[.authorization]) else {
                 throw APIError.unauthorized("this route needs a user token from the app's backend: Authorization: Bearer <JWT>")
             }
@@ -58,12 +61,14 @@ extension BeckonAPI {
             guard let device = try await store.device(DeviceRef(appID: app.id, deviceID: publish.node)),
                 device.pushToken != nil, device.pushProblem == nil
             else {
+                logger.debug("an XEP-0357 publish for a node with no device or no usable token", metadata: ["node": "\(publish.node)"])
                 return publish.error(from: jid, type: "cancel", condition: "item-not-found", text: "no device for this node; register again")
             }
             // The summary's sender and body are hints only the `content` strategy shows (rule 1);
             // Prosody sends neither unless configured to.
             let hints = NotificationHints(
                 title: publish.summary["last-message-sender"], body: publish.summary["last-message-body"])
+            try messageRate?.take(app.id, now: now())
             var payload: [String: JSONValue] = ["node": .string(publish.node)]
             if let count = publish.summary["message-count"].flatMap(Int.init) { payload["messageCount"] = .int(count) }
             try await postDropIn(

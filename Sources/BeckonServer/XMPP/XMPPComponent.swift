@@ -53,6 +53,7 @@ public struct XMPPComponent: Service {
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connectTimeout(.seconds(10))
+                .channelOption(.socketOption(.so_keepalive), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(XMPPComponentHandler(
@@ -66,7 +67,12 @@ public struct XMPPComponent: Service {
             return .unreachable
         }
         await withGracefulShutdownHandler {
-            try? await channel.closeFuture.get()
+            // Cancelled (the node's group gave up waiting), the connection is closed at once.
+            await withTaskCancellationHandler {
+                try? await channel.closeFuture.get()
+            } onCancel: {
+                channel.close(promise: nil)
+            }
         } onGracefulShutdown: {
             // The stream's end, then the connection.
             channel.writeAndFlush(channel.allocator.buffer(string: "</stream:stream>")).whenComplete { _ in
