@@ -67,4 +67,20 @@ import Testing
         _ = garbled.received(Array(Self.header.utf8))
         #expect(garbled.received(Array("<!-- no -->".utf8)).contains { if case .fail = $0 { true } else { false } })
     }
+
+    /// A server that vanished without closing is noticed: a ping each interval, and a second one
+    /// due with nothing received since the first ends the stream.
+    @Test func aSilentServerIsNoticedByPings() {
+        var machine = ComponentStateMachine(jid: "push.localhost", secret: "s")
+        #expect(machine.pingDue().isEmpty, "no ping before the handshake")
+        _ = machine.connected()
+        _ = machine.received(Array(Self.header.utf8))
+        _ = machine.received(Array("<handshake/>".utf8))
+        guard case .send(let ping)? = machine.pingDue().first else { Issue.record("no ping"); return }
+        #expect(ping.contains("to='localhost'") && ping.contains("<ping xmlns='urn:xmpp:ping'/>"))
+        _ = machine.received(Array("<iq type='result' id='beckon-ping-1' from='localhost' to='push.localhost'/>".utf8))
+        #expect(machine.pingDue().count == 1, "answered: the next ping goes out")
+        #expect(machine.pingDue().last == .fail("the XMPP server did not answer a ping (XEP-0199)"))
+        #expect(machine.state == .closed)
+    }
 }
