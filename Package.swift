@@ -199,7 +199,7 @@ let package = Package(
         .testTarget(
             name: "BeckonCLITests",
             dependencies: [
-                "beckon", "APNSCore", "APNSEmulator", "EmulatorTestSupport",
+                "beckon", "APNSCore", "APNSEmulator", "EmulatorTestSupport", "TestCapture",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -290,6 +290,7 @@ let package = Package(
             name: "BeckonClientTests",
             dependencies: [
                 "BeckonClient", "BeckonClientTestSupport", "BeckonProtocol", "BeckonJSON", "BeckonSeal", "BeckonClientLockProbe",
+                "TestCapture",
             ]
         ),
         // The SDK against a real node on loopback: server, store, built-in APNs emulator.

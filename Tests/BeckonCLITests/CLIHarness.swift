@@ -3,6 +3,7 @@ import APNSEmulator
 import Crypto
 import EmulatorTestSupport
 import Foundation
+import TestCapture
 
 /// Runs the built `beckon` binary against an in-process emulator.
 struct CLIHarness {
@@ -68,7 +69,7 @@ struct CLIHarness {
         let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
-        try launches.withLock { try process.run() }
+        try ProcessLaunch.run(process)
         // Read before waiting, so a full pipe cannot block the child.
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         let errorData = errors.fileHandleForReading.readDataToEndOfFile()
@@ -80,10 +81,6 @@ struct CLIHarness {
     }
 
     /// The `beckon` built next to the test bundle (the test target depends on it).
-    /// One launch at a time: Foundation's `Process.run()` on Linux crashed (a bad `memcpy` inside
-    /// it) when two of this suite's parallel tests launched at once (seen in CI, 2026-11-24).
-    static let launches = NSLock()
-
     static let executable: URL = {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {

@@ -1,4 +1,5 @@
 import Foundation
+import TestCapture
 import Testing
 
 /// A newcomer's two commands (issue 16, item 6): `beckon serve` with nothing configured serves a
@@ -69,7 +70,7 @@ import Testing
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
         process.standardError = handle
-        try CLIHarness.launches.withLock { try process.run() }
+        try ProcessLaunch.run(process)
         return Server(process: process, log: log)
     }
 

@@ -1,5 +1,6 @@
 import BeckonClientTestSupport
 import Foundation
+import TestCapture
 
 /// `BeckonClientLockProbe` running as a separate process, its stdout collected line by line.
 final class ProbeProcess: @unchecked Sendable {
@@ -26,7 +27,7 @@ final class ProbeProcess: @unchecked Sendable {
                 }
             }
         }
-        try process.run()
+        try ProcessLaunch.run(process)
     }
 
     /// Waits for a line starting with `prefix`; returns it.
