@@ -28,7 +28,7 @@ extension BeckonAPI {
             apps.append(StatusSnapshot.App(
                 id: app.id, bundleID: app.bundleID, counts: try await store.appCounts(appID: app.id),
                 unreachable: unreachable, pushes: report.pushes,
-                sent: records.filter { $0.state == "sent" }.count, failed: records.filter { $0.state == "failed" }.count,
+                sent: report.kinds.reduce(0) { $0 + $1.sent }, failed: report.kinds.reduce(0) { $0 + $1.failed },
                 wakeSuccessRate: report.wakeSuccessRate,
                 strategies: StatusSnapshot.strategies(records, since: since, bucketSeconds: step, buckets: buckets),
                 failures: StatusSnapshot.failures(records)))

@@ -11,11 +11,14 @@ final class RequestBodyDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
     typealias OutboundOut = HTTPServerResponsePart
 
     private let timeout: TimeAmount
+    /// What a request past the deadline is told, and what a route still reading its body gets.
+    private let error: APIError
     private var deadline = RequestBodyDeadline()
     private var timer: Scheduled<Void>?
 
     init(timeout: TimeAmount) {
         self.timeout = timeout
+        self.error = .requestTimeout(seconds: timeout.nanoseconds / 1_000_000_000)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -69,7 +72,6 @@ final class RequestBodyDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
             timer?.cancel()
             timer = nil
         case .answerTimeoutAndClose:
-            let error = APIError.requestTimeout(seconds: timeout.nanoseconds / 1_000_000_000)
             let body = context.channel.allocator.buffer(bytes: error.body)
             let head = HTTPResponseHead(version: .http1_1, status: .requestTimeout, headers: [
                 "Content-Type": "application/json; charset=utf-8", "Content-Length": "\(body.readableBytes)",
@@ -78,15 +80,15 @@ final class RequestBodyDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            expire(context: context, error: error)
+            expire(context: context)
         case .close:
-            expire(context: context, error: APIError.requestTimeout(seconds: timeout.nanoseconds / 1_000_000_000))
+            expire(context: context)
         }
     }
 
     /// A route still reading the body gets an error, not a body cut short that would parse as
     /// whole (Hummingbird takes a closed stream for the body's end).
-    private func expire(context: ChannelHandlerContext, error: APIError) {
+    private func expire(context: ChannelHandlerContext) {
         context.fireErrorCaught(error)
         context.close(promise: nil)
     }

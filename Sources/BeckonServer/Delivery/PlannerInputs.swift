@@ -16,11 +16,11 @@ extension PlannerDevice {
 
 extension PlannedMessage {
     /// From a stored message and the recipient's unread count after it.
-    /// The badge is the drop-in's own count when it gave one (`PushExtras.badge`).
+    /// A drop-in's badge is not put here: `NotificationFactory` takes it from `extras` (or none).
     init(_ message: Message, unreadCount: Int, extras: PushExtras? = nil) {
         self.init(
             id: message.id, kind: message.kind, urgency: message.urgency, hints: message.hints,
-            expiresAt: message.expiresAt, unreadCount: extras?.badge ?? unreadCount, extras: extras)
+            expiresAt: message.expiresAt, unreadCount: unreadCount, extras: extras)
     }
 }
 
