@@ -82,7 +82,9 @@ import Testing
     @Test func streamsRefusedWhenTheLimitDropsMidFlightAreResent() async throws {
         try await EmulatorHarness.run { harness in
             _ = try await harness.sendConcurrently(5)
-            harness.emulator.setResponseDelay(.milliseconds(20))
+            // Long enough that streams are still in flight when the limit drops, however late this
+            // task wakes on a loaded machine (at 20 ms, every answer was out first in one CI run).
+            harness.emulator.setResponseDelay(.milliseconds(300))
             async let responses = harness.sendConcurrently(200)
             while harness.emulator.counters.requests < 50 { try await Task.sleep(for: .milliseconds(5)) }
             harness.emulator.setMaxConcurrentStreams(1, refuseExcessInFlight: true)
@@ -119,7 +121,9 @@ import Testing
     @Test func connectionResetMidFlightIsRetriedOnANewConnection() async throws {
         try await EmulatorHarness.run { harness in
             _ = try await harness.sendConcurrently(5)
-            harness.emulator.setResponseDelay(.milliseconds(20))  // Keep streams open long enough to cut.
+            // Long enough that streams are still in flight when the limit drops, however late this
+            // task wakes on a loaded machine (at 20 ms, every answer was out first in one CI run).
+            harness.emulator.setResponseDelay(.milliseconds(300))  // Keep streams open long enough to cut.
             async let responses = harness.sendConcurrently(200)
             while harness.emulator.counters.requests < 50 { try await Task.sleep(for: .milliseconds(5)) }
             harness.emulator.resetLiveConnections()
