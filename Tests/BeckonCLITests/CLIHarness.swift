@@ -62,20 +62,18 @@ struct CLIHarness {
 
     /// Runs `beckon` with these arguments to its end.
     static func beckonProcess(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
         let output = Pipe()
         let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try ProcessLaunch.run(process)
+        let process = try ChildProcess(
+            executable, arguments: arguments,
+            output: output.fileHandleForWriting.fileDescriptor, errors: errors.fileHandleForWriting.fileDescriptor)
+        try output.fileHandleForWriting.close()
+        try errors.fileHandleForWriting.close()
         // Read before waiting, so a full pipe cannot block the child.
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
         return Result(
-            exitCode: process.terminationStatus,
+            exitCode: process.waitUntilExit().code,
             output: String(decoding: outputData, as: UTF8.self),
             errors: String(decoding: errorData, as: UTF8.self))
     }

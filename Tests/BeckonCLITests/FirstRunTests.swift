@@ -55,22 +55,19 @@ import Testing
     }
 
     struct Server {
-        let process: Process
+        let process: ChildProcess
         let log: URL
     }
 
     static func serve(database: String, port: Int, control: Int, log: URL) throws -> Server {
-        let process = Process()
-        process.executableURL = CLIHarness.executable
-        process.arguments = ["serve", "--port", String(port), "--database", database]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BECKON_") }
         environment["BECKON_APNS_EMULATOR_CONTROL_PORT"] = String(control)
-        process.environment = environment
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
-        process.standardOutput = handle
-        process.standardError = handle
-        try ProcessLaunch.run(process)
+        defer { try? handle.close() }
+        let process = try ChildProcess(
+            CLIHarness.executable, arguments: ["serve", "--port", String(port), "--database", database],
+            environment: environment, output: handle.fileDescriptor, errors: handle.fileDescriptor)
         return Server(process: process, log: log)
     }
 

@@ -2,6 +2,7 @@ import BeckonClient
 import BeckonClientTestSupport
 import BeckonProtocol
 import Foundation
+import TestCapture
 import Testing
 
 /// The lease between two real processes sharing one SQLite file: this test process plays the
@@ -19,7 +20,7 @@ import Testing
         try await probe.line("revoked preempted")
         try await probe.line("commit accepted")  // it committed before it let go
         try await probe.line("released")
-        #expect(try await probe.waitForExit() == 0)
+        #expect(try await probe.waitForExit() == .exited(0))
         #expect(writer.generation == ProbeProcess.generation(acquired)! + 1)
         #expect(try store.leaseRow(key: "writer")?.holder == app.holder.name)
         try store.setBadge(7, as: writer)
@@ -33,7 +34,7 @@ import Testing
         let probe = try ProbeProcess(database: test.path, role: "extension", ["hold"])
         let acquired = try await probe.line("acquired")
         probe.signal(SIGKILL)
-        #expect(try await probe.waitForExit() == SIGKILL)
+        #expect(try await probe.waitForExit() == .signalled(SIGKILL))
         // The dead process's row still names it until its expiry passes.
         let next = LeaseLock(store: store, holder: LeaseHolder(role: .extension), clock: SystemClock())
         let writer = try await next.acquire(timeout: .seconds(10))
@@ -84,7 +85,7 @@ import Testing
         let line = try await probe.line("acquired")
         #expect(ProbeProcess.generation(line) == 2)
         #expect(line.hasSuffix("dirty=false"), "a new process has no caches")
-        #expect(try await probe.waitForExit() == 0)
+        #expect(try await probe.waitForExit() == .exited(0))
 
         let again = try await here.acquire(timeout: .seconds(10))
         #expect(again.generation == 3)
@@ -104,7 +105,7 @@ import Testing
         try await probe.line("commit accepted")
         #expect(try store.badge() == 0, "the other's last write (-1, stored as 0) is in")
         #expect(writer.generation == ProbeProcess.generation(acquired)! + 1)
-        #expect(try await probe.waitForExit() == 0)
+        #expect(try await probe.waitForExit() == .exited(0))
         await writer.release()
     }
 }

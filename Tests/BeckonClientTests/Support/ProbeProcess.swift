@@ -4,7 +4,9 @@ import TestCapture
 
 /// `BeckonClientLockProbe` running as a separate process, its stdout collected line by line.
 final class ProbeProcess: @unchecked Sendable {
-    let process = Process()
+    let process: ChildProcess
+    /// Held for the probe's life: the read end closes when the pipe goes.
+    private let output = Pipe()
     private let lock = NSLockBox()
     private var buffer = ""
     private var _lines: [String] = []
@@ -12,10 +14,9 @@ final class ProbeProcess: @unchecked Sendable {
     var lines: [String] { lock.run { _lines } }
 
     init(database: String, role: String, _ arguments: [String]) throws {
-        process.executableURL = Self.executable
-        process.arguments = [database, role] + arguments
-        let output = Pipe()
-        process.standardOutput = output
+        process = try ChildProcess(
+            Self.executable, arguments: [database, role] + arguments, output: output.fileHandleForWriting.fileDescriptor)
+        try output.fileHandleForWriting.close()
         output.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             guard let self, !data.isEmpty else { return }
@@ -27,7 +28,6 @@ final class ProbeProcess: @unchecked Sendable {
                 }
             }
         }
-        try ProcessLaunch.run(process)
     }
 
     /// Waits for a line starting with `prefix`; returns it.
@@ -42,7 +42,7 @@ final class ProbeProcess: @unchecked Sendable {
     }
 
     func signal(_ signal: Int32) {
-        kill(process.processIdentifier, signal)
+        process.signal(signal)
     }
 
     /// SIGSTOP, then waits until the kernel shows the process stopped: on a loaded machine the
@@ -62,9 +62,9 @@ final class ProbeProcess: @unchecked Sendable {
         #endif
     }
 
-    func waitForExit(timeout: Duration = .seconds(60)) async throws -> Int32 {
+    func waitForExit(timeout: Duration = .seconds(60)) async throws -> ChildProcess.Termination {
         try await eventually("the probe's exit", timeout: timeout) { !process.isRunning }
-        return process.terminationStatus
+        return process.waitUntilExit()
     }
 
     /// The generation in an "acquired generation=G dirty=D" line.
@@ -82,8 +82,4 @@ final class ProbeProcess: @unchecked Sendable {
         }
         return URL(fileURLWithPath: ".build/debug/BeckonClientLockProbe")
     }()
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
 }
