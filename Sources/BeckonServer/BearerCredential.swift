@@ -14,7 +14,9 @@ enum BearerCredential: Equatable {
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         // The scheme is case-insensitive (RFC 9110 §11.1).
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let secret = parts[1].trimmingCharacters(in: .whitespaces)
+        // Optional whitespace is spaces and tabs (RFC 9110 §5.6.3). Trimmed here, not with
+        // Foundation's `trimmingCharacters`, which went through NSString on every request.
+        let secret = String(parts[1].drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
         guard !secret.isEmpty else { return nil }
         if secret.hasPrefix("bkd_") {
             self = .device(secret)

@@ -61,7 +61,7 @@ extension BeckonAPI {
             events.submit(.messageAppended(appended.message, users: recipients))
             await syncHub?.messagesAppended(for: recipients)
         }
-        return Self.json(appended.isDuplicate ? .ok : .accepted, AcceptedMessageBody(appended))
+        return Self.json(appended.isDuplicate ? .ok : .accepted, bytes: AcceptedMessageBody(appended).json)
     }
 
     /// `GET /v1/messages/{messageId}`: a device fetches one message of its user's mailbox, what a

@@ -1,3 +1,4 @@
+import APNSCore
 import BeckonJSON
 import Crypto
 import Foundation
@@ -31,6 +32,7 @@ struct UserTokenVerifier: Sendable {
     func verify(_ token: String, now: Date) throws(APIError) -> Verified {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard token.utf8.count <= 8192, parts.count == 3,
+            // Unpadded only: JWS never pads (RFC 7515 §2).
             let headerBytes = Base64URL.decode(parts[0]),
             let payloadBytes = Base64URL.decode(parts[1]),
             let signature = Base64URL.decode(parts[2])
@@ -76,23 +78,5 @@ struct UserTokenVerifier: Sendable {
         case .double(let n): n
         default: nil
         }
-    }
-}
-
-/// base64url without padding (RFC 7515 §2), as JWS uses it.
-enum Base64URL {
-    static func decode(_ text: some StringProtocol) -> Data? {
-        // Unpadded only: JWS never pads (RFC 7515 §2).
-        guard !text.contains("=") else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
-    }
-
-    static func encode(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }

@@ -3,9 +3,11 @@ import Foundation
 import PostgresNIO
 
 extension PostgresStore {
-    @discardableResult
-    public func registerDevice(_ registration: DeviceRegistration) async throws -> Device {
+    public func registerDevice(
+        _ registration: DeviceRegistration, issuingCredential: Bool
+    ) async throws -> (device: Device, credential: String?) {
         let (pushToken, voipToken) = try SQLiteStore.checkedTokens(registration)
+        let issued = issuingCredential ? SecretToken.issue(kind: SecretToken.deviceCredentialPrefix) : nil
         guard let app = try await app(id: registration.appID) else { throw BeckonStoreError.appNotFound(registration.appID) }
         guard app.environments.contains(registration.environment) else {
             throw BeckonStoreError.invalidArgument(
@@ -61,8 +63,15 @@ extension PostgresStore {
                     credential_id = CASE WHEN \(userChanged) THEN NULL ELSE device.credential_id END,
                     credential_hash = CASE WHEN \(userChanged) THEN NULL ELSE device.credential_hash END
                 """, logger: logger)
+            if let issued {
+                try await connection.query(
+                    """
+                    UPDATE device SET credential_id = \(issued.id), credential_hash = \(issued.hash), updated_at = \(now)
+                    WHERE app_id = \(appID) AND id = \(deviceID)
+                    """, logger: logger)
+            }
         }
-        return try await device(registration.ref)!
+        return (try await device(registration.ref)!, issued?.text)
     }
 
     public func device(_ device: DeviceRef) async throws -> Device? {

@@ -3,9 +3,11 @@ import Foundation
 import GRDB
 
 extension SQLiteStore {
-    @discardableResult
-    public func registerDevice(_ registration: DeviceRegistration) async throws -> Device {
+    public func registerDevice(
+        _ registration: DeviceRegistration, issuingCredential: Bool
+    ) async throws -> (device: Device, credential: String?) {
         let (pushToken, voipToken) = try Self.checkedTokens(registration)
+        let issued = issuingCredential ? SecretToken.issue(kind: SecretToken.deviceCredentialPrefix) : nil
         let capabilities = try StoreJSON.encode(registration.capabilities)
         let now = timestamp
         let logger = self.logger
@@ -74,7 +76,8 @@ extension SQLiteStore {
                 capabilities, registration.locale, registration.appVersion, registration.contentKey, now, now,
                 userChanged, userChanged,
             ])
-            return try Self.fetchDevice(db, registration.ref)!
+            if let issued { try Self.setCredential(db, issued, of: registration.ref, now: now) }
+            return (try Self.fetchDevice(db, registration.ref)!, issued?.text)
         }
     }
 
@@ -156,15 +159,17 @@ extension SQLiteStore {
     public func issueDeviceCredential(_ device: DeviceRef) async throws -> String {
         let issued = SecretToken.issue(kind: SecretToken.deviceCredentialPrefix)
         let now = timestamp
-        try await groupCommit.write { db in
-            try db.cachedStatement(
-                sql: "UPDATE device SET credential_id = ?, credential_hash = ?, updated_at = ? WHERE app_id = ? AND id = ?"
-            ).execute(arguments: [issued.id, issued.hash, now, device.appID, device.deviceID])
-            if db.changesCount == 0 {
-                throw BeckonStoreError.deviceNotFound(appID: device.appID, deviceID: device.deviceID)
-            }
-        }
+        try await groupCommit.write { db in try Self.setCredential(db, issued, of: device, now: now) }
         return issued.text
+    }
+
+    private static func setCredential(_ db: Database, _ issued: SecretToken.Issued, of device: DeviceRef, now: Int64) throws {
+        try db.cachedStatement(
+            sql: "UPDATE device SET credential_id = ?, credential_hash = ?, updated_at = ? WHERE app_id = ? AND id = ?"
+        ).execute(arguments: [issued.id, issued.hash, now, device.appID, device.deviceID])
+        if db.changesCount == 0 {
+            throw BeckonStoreError.deviceNotFound(appID: device.appID, deviceID: device.deviceID)
+        }
     }
 
     public func authenticateDevice(credential: String) async throws -> Device? {

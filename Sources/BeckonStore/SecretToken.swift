@@ -1,3 +1,4 @@
+import APNSCore
 import Crypto
 import Foundation
 
@@ -59,9 +60,6 @@ enum SecretToken {
     private static func randomString(byteCount: Int) -> String {
         var generator = SystemRandomNumberGenerator()  // getrandom(2) on Linux, a CSPRNG
         let bytes = (0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: ".")
-            .replacingOccurrences(of: "=", with: "")
+        return Base64URL.encode(bytes, symbols: .init("-", "."))
     }
 }

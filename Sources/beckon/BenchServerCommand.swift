@@ -1,3 +1,4 @@
+import APNSCore
 import ArgumentParser
 import Crypto
 import Foundation
@@ -410,12 +411,12 @@ struct BenchSetup: Sendable {
     }
 
     func userToken(_ user: String) -> String {
-        let header = Base64URLText.encode(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+        let header = Base64URL.encode(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
         let exp = Int(Date().timeIntervalSince1970) + 3600
-        let claims = Base64URLText.encode(Data(#"{"aud":"\#(app)","sub":"\#(user)","exp":\#(exp)}"#.utf8))
+        let claims = Base64URL.encode(Data(#"{"aud":"\#(app)","sub":"\#(user)","exp":\#(exp)}"#.utf8))
         let signature = HMAC<SHA256>.authenticationCode(
             for: Data("\(header).\(claims)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        return "\(header).\(claims).\(Base64URLText.encode(Data(signature)))"
+        return "\(header).\(claims).\(Base64URL.encode(Data(signature)))"
     }
 
     /// Registers (user, device) pairs; answers their credentials in the same order.
@@ -450,15 +451,6 @@ struct BenchSetup: Sendable {
             for try await batch in tasks { for (index, credential) in batch { all[index] = credential } }
             return all
         }
-    }
-}
-
-private enum Base64URLText {
-    static func encode(_ data: Data) -> String {
-        var text = data.base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while text.last == "=" { text.removeLast() }
-        return text
     }
 }
 

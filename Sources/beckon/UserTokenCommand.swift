@@ -1,3 +1,4 @@
+import APNSCore
 import ArgumentParser
 import Crypto
 import Foundation
@@ -29,16 +30,11 @@ struct UserTokenCommand: ParsableCommand {
 enum UserToken {
     static func sign(app: String, user: String, secret: String, expires: Date) -> String {
         func part(_ object: [String: Any]) -> String {
-            base64URL(try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
+            Base64URL.encode(try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
         }
         let signed = part(["alg": "HS256", "typ": "JWT"]) + "." + part(["aud": app, "sub": user, "exp": Int(expires.timeIntervalSince1970)])
         let mac = HMAC<SHA256>.authenticationCode(for: Data(signed.utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        return signed + "." + base64URL(Data(mac))
-    }
-
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return signed + "." + Base64URL.encode(Data(mac))
     }
 }
 

@@ -83,6 +83,16 @@ import Testing
             await #expect(throws: BeckonStoreError.deviceNotFound(appID: "chat", deviceID: "watch")) {
                 try await store.issueDeviceCredential(DeviceRef(appID: "chat", deviceID: "watch"))
             }
+
+            // Registering and issuing in one step: the credential replaces the one before, also
+            // when the device moves to another user (whose registration revokes it).
+            let third = try await store.registerDevice(.fixture(device: "phone", user: "bob"), issuingCredential: true)
+            #expect(third.device.userID == "bob" && third.device.hasCredential)
+            #expect(try await store.authenticateDevice(credential: try #require(third.credential))?.ref == phone)
+            let fourth = try await store.registerDevice(.fixture(device: "phone", user: "ann"), issuingCredential: true)
+            #expect(try await store.authenticateDevice(credential: try #require(third.credential)) == nil)
+            #expect(try await store.authenticateDevice(credential: try #require(fourth.credential))?.userID == "ann")
+            #expect(try await store.registerDevice(.fixture(device: "phone", user: "ann"), issuingCredential: false).credential == nil)
         }
     }
 

@@ -227,18 +227,14 @@ public final class SimulationServer: Sendable {
 
     /// The app's backend vouches for a user: an HS256 JWT with the app as audience.
     static func userToken(_ user: String) -> String {
-        func base64URL(_ bytes: some Sequence<UInt8>) -> String {
-            Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
-        }
-        let header = base64URL(JSONValue.object(["alg": "HS256", "typ": "JWT"]).bytes)
-        let claims = base64URL(
+        let header = Base64URL.encode(JSONValue.object(["alg": "HS256", "typ": "JWT"]).bytes)
+        let claims = Base64URL.encode(
             JSONValue.object([
                 "aud": .string(appID), "sub": .string(user), "exp": .int(Int(Date().timeIntervalSince1970) + 3600),
             ]).bytes)
         let signature = HMAC<SHA256>.authenticationCode(
             for: Data("\(header).\(claims)".utf8), using: SymmetricKey(data: Data(userTokenSecret.utf8)))
-        return "\(header).\(claims).\(base64URL(signature))"
+        return "\(header).\(claims).\(Base64URL.encode(signature))"
     }
 }
 
