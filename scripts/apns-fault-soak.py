@@ -26,8 +26,8 @@ node pointed at it through apps.chat.apns.host/port/ca-file):
 Settings that differ from the defaults, and why: delivery.retry-base-seconds 1 and
 retry-cap-seconds 2 (defaults 5 and 600), so the outbox's 8 attempts fit in seconds and a phase
 drains quickly; it also makes a lasting fault use them up sooner. database.cache-mib 2 and
-database.mmap-mib 0 (defaults 32 and 1024): those caches are bounded, but larger than this run's
-whole database, so with the defaults memory would follow the database's growth for the whole run;
+database.mmap-mib 0 (defaults 32 and 0): the cache is bounded, but larger than this run's
+whole database, so with the default memory would follow the database's growth for the whole run;
 small, they fill early, and what still grows is the push path. shutdown.grace-seconds is --grace.
 
 Where outcomes are read:

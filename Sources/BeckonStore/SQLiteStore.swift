@@ -40,9 +40,13 @@ public final class SQLiteStore: BeckonStore {
         configuration.foreignKeysEnabled = true
         // Another process (a CLI, a backup) may hold the write lock for a moment: wait, don't fail.
         configuration.busyMode = .timeout(5)
-        // SQLite's defaults (a 2 MiB page cache, no memory map) suit a small file: past a few
-        // tens of thousands of devices every planning step read its pages again with pread(2),
-        // and the per-message path slowed as devices were added (issue 14's profile).
+        // SQLite's default page cache (2 MiB) suits a small file: past a few tens of thousands of
+        // devices every planning step read its pages again with pread(2), and the per-message
+        // path slowed as devices were added (issue 14's profile). No memory map by default: in
+        // WAL mode a reader drops its cache and unmaps its whole map when it starts a read after
+        // any commit, and under a steady write load the unmapping, remapping and page faults
+        // (with the TLB shootdowns they cause across cores) cost more than pread's copies: the
+        // live path's p99 fell from 2.0-2.3 ms to 1.7-1.9 ms without the map (BENCHMARKS.md).
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA cache_size = -\(memory.cacheMiB * 1024)")
             try db.execute(sql: "PRAGMA mmap_size = \(Int64(memory.mmapMiB) * 1024 * 1024)")
@@ -90,8 +94,9 @@ public final class SQLiteStore: BeckonStore {
     }
 
     /// How much memory SQLite may use to avoid reading the file (`database.cache-mib`,
-    /// `database.mmap-mib`). The map costs address space, not memory: its pages are the
-    /// kernel's page cache, shared by every connection and given back under pressure.
+    /// `database.mmap-mib`). A map costs address space, not memory: its pages are the kernel's
+    /// page cache, shared by every connection and given back under pressure; it is off by
+    /// default (see `init`).
     public struct Memory: Sendable, Hashable {
         /// The page cache of each connection, MiB.
         public var cacheMiB: Int
@@ -103,7 +108,7 @@ public final class SQLiteStore: BeckonStore {
             self.mmapMiB = mmapMiB
         }
 
-        public static let `default` = Memory(cacheMiB: 32, mmapMiB: 1024)
+        public static let `default` = Memory(cacheMiB: 32, mmapMiB: 0)
     }
 
     /// Closes the connections. Everything acknowledged is already on disk; closing also

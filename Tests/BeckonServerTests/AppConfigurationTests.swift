@@ -159,9 +159,9 @@ import Testing
 
     @Test func sqliteMemorySettingsAreReadAndChecked() throws {
         let defaults = try BeckonServerConfiguration(reading: Self.reader([:]))
-        #expect(defaults.databaseCacheMiB == 32 && defaults.databaseMmapMiB == 1024)
-        let set = try BeckonServerConfiguration(reading: Self.reader(["database.cache-mib": 8, "database.mmap-mib": 0]))
-        #expect(set.databaseCacheMiB == 8 && set.databaseMmapMiB == 0)
+        #expect(defaults.databaseCacheMiB == 32 && defaults.databaseMmapMiB == 0)
+        let set = try BeckonServerConfiguration(reading: Self.reader(["database.cache-mib": 8, "database.mmap-mib": 256]))
+        #expect(set.databaseCacheMiB == 8 && set.databaseMmapMiB == 256)
         #expect(throws: BeckonConfigurationError.invalid(key: "database.cache-mib", "must be at least 1")) {
             try BeckonServerConfiguration(reading: Self.reader(["database.cache-mib": 0]))
         }
