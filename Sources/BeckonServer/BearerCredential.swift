@@ -16,14 +16,16 @@ enum BearerCredential: Equatable {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         // Optional whitespace is spaces and tabs (RFC 9110 §5.6.3). Trimmed here, not with
         // Foundation's `trimmingCharacters`, which went through NSString on every request.
-        let secret = String(parts[1].drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        let isSpace = { (character: Character) in character == " " || character == "\t" }
+        var secret = parts[1].drop(while: isSpace)
+        while let last = secret.last, isSpace(last) { secret = secret.dropLast() }
         guard !secret.isEmpty else { return nil }
         if secret.hasPrefix("bkd_") {
-            self = .device(secret)
+            self = .device(String(secret))
         } else if secret.hasPrefix("bk_") {
-            self = .apiKey(secret)
+            self = .apiKey(String(secret))
         } else {
-            self = .other(secret)
+            self = .other(String(secret))
         }
     }
 }

@@ -17,10 +17,10 @@ extension BeckonAPI {
         guard let deviceID = body.deviceID else { throw APIError.invalidField("deviceId", "is required") }
         try await checkOwnership(of: DeviceRef(appID: app.id, deviceID: deviceID), by: user.userID, body: body)
         let registration = try body.registration(app: app, deviceID: deviceID, userID: user.userID, previous: nil)
-        let (device, credential) = try await store.registerDevice(registration, issuingCredential: true)
+        let (device, credential) = try await store.registerDeviceIssuingCredential(registration)
         // A live sync session holds the credential just revoked: close it with 4003.
         await syncHub?.revoke(device.ref)
-        return Self.json(.created, RegisteredDeviceBody(device: DeviceBody(device), credential: credential!))
+        return Self.json(.created, RegisteredDeviceBody(device: DeviceBody(device), credential: credential))
     }
 
     /// A device id is the app's choice, so a user token for one user must not be enough to take

@@ -38,10 +38,12 @@ public protocol BeckonStore: Sendable {
 
     /// Registers a device, or replaces the registration of a device already known by
     /// (app, device id). See `DeviceRegistration` for what a registration means for tokens,
-    /// cursors and credentials. With `issuingCredential`, also issues the device's sync
-    /// credential as `issueDeviceCredential` does, in the same transaction: registration through
-    /// the API answers with one, and one commit is half the wait of two (issue 14).
-    func registerDevice(_ registration: DeviceRegistration, issuingCredential: Bool) async throws -> (device: Device, credential: String?)
+    /// cursors and credentials.
+    @discardableResult
+    func registerDevice(_ registration: DeviceRegistration) async throws -> Device
+    /// `registerDevice` and `issueDeviceCredential` in one transaction: registration through the
+    /// API answers with a credential, and one commit is half the wait of two (issue 14).
+    func registerDeviceIssuingCredential(_ registration: DeviceRegistration) async throws -> (device: Device, credential: String)
     func device(_ device: DeviceRef) async throws -> Device?
     func devices(of user: UserRef) async throws -> [Device]
     /// The devices of several users, read at once (the delivery planner's batches).
@@ -156,12 +158,4 @@ public protocol BeckonStore: Sendable {
     func recipients(appID: String, messageID: String) async throws -> [UserRef]
     /// Which of these calls have ended.
     func endedCalls(appID: String, callIDs: [String]) async throws -> Set<String>
-}
-
-extension BeckonStore {
-    /// Registers a device without issuing a credential (see the requirement).
-    @discardableResult
-    public func registerDevice(_ registration: DeviceRegistration) async throws -> Device {
-        try await registerDevice(registration, issuingCredential: false).device
-    }
 }

@@ -3,11 +3,19 @@ import Foundation
 import PostgresNIO
 
 extension PostgresStore {
-    public func registerDevice(
-        _ registration: DeviceRegistration, issuingCredential: Bool
-    ) async throws -> (device: Device, credential: String?) {
+    @discardableResult
+    public func registerDevice(_ registration: DeviceRegistration) async throws -> Device {
+        try await register(registration, issuing: nil)
+    }
+
+    public func registerDeviceIssuingCredential(_ registration: DeviceRegistration) async throws -> (device: Device, credential: String) {
+        let issued = SecretToken.issue(kind: SecretToken.deviceCredentialPrefix)
+        return (try await register(registration, issuing: issued), issued.text)
+    }
+
+    /// The registration, and with `issued` the device's new credential, in one transaction.
+    private func register(_ registration: DeviceRegistration, issuing issued: SecretToken.Issued?) async throws -> Device {
         let (pushToken, voipToken) = try SQLiteStore.checkedTokens(registration)
-        let issued = issuingCredential ? SecretToken.issue(kind: SecretToken.deviceCredentialPrefix) : nil
         guard let app = try await app(id: registration.appID) else { throw BeckonStoreError.appNotFound(registration.appID) }
         guard app.environments.contains(registration.environment) else {
             throw BeckonStoreError.invalidArgument(
@@ -71,7 +79,7 @@ extension PostgresStore {
                     """, logger: logger)
             }
         }
-        return (try await device(registration.ref)!, issued?.text)
+        return try await device(registration.ref)!
     }
 
     public func device(_ device: DeviceRef) async throws -> Device? {

@@ -3,11 +3,20 @@ import Foundation
 import GRDB
 
 extension SQLiteStore {
-    public func registerDevice(
-        _ registration: DeviceRegistration, issuingCredential: Bool
-    ) async throws -> (device: Device, credential: String?) {
+    @discardableResult
+    public func registerDevice(_ registration: DeviceRegistration) async throws -> Device {
+        try await register(registration, issuing: nil)
+    }
+
+    public func registerDeviceIssuingCredential(_ registration: DeviceRegistration) async throws -> (device: Device, credential: String) {
+        let issued = SecretToken.issue(kind: SecretToken.deviceCredentialPrefix)
+        return (try await register(registration, issuing: issued), issued.text)
+    }
+
+    /// The registration, and with `issued` the device's new credential, in one piece of a
+    /// group commit.
+    private func register(_ registration: DeviceRegistration, issuing issued: SecretToken.Issued?) async throws -> Device {
         let (pushToken, voipToken) = try Self.checkedTokens(registration)
-        let issued = issuingCredential ? SecretToken.issue(kind: SecretToken.deviceCredentialPrefix) : nil
         let capabilities = try StoreJSON.encode(registration.capabilities)
         let now = timestamp
         let logger = self.logger
@@ -77,7 +86,7 @@ extension SQLiteStore {
                 userChanged, userChanged,
             ])
             if let issued { try Self.setCredential(db, issued, of: registration.ref, now: now) }
-            return (try Self.fetchDevice(db, registration.ref)!, issued?.text)
+            return try Self.fetchDevice(db, registration.ref)!
         }
     }
 

@@ -86,13 +86,12 @@ import Testing
 
             // Registering and issuing in one step: the credential replaces the one before, also
             // when the device moves to another user (whose registration revokes it).
-            let third = try await store.registerDevice(.fixture(device: "phone", user: "bob"), issuingCredential: true)
+            let third = try await store.registerDeviceIssuingCredential(.fixture(device: "phone", user: "bob"))
             #expect(third.device.userID == "bob" && third.device.hasCredential)
-            #expect(try await store.authenticateDevice(credential: try #require(third.credential))?.ref == phone)
-            let fourth = try await store.registerDevice(.fixture(device: "phone", user: "ann"), issuingCredential: true)
-            #expect(try await store.authenticateDevice(credential: try #require(third.credential)) == nil)
-            #expect(try await store.authenticateDevice(credential: try #require(fourth.credential))?.userID == "ann")
-            #expect(try await store.registerDevice(.fixture(device: "phone", user: "ann"), issuingCredential: false).credential == nil)
+            #expect(try await store.authenticateDevice(credential: third.credential)?.ref == phone)
+            let fourth = try await store.registerDeviceIssuingCredential(.fixture(device: "phone", user: "ann"))
+            #expect(try await store.authenticateDevice(credential: third.credential) == nil)
+            #expect(try await store.authenticateDevice(credential: fourth.credential)?.userID == "ann")
         }
     }
 

@@ -20,8 +20,8 @@ extension BeckonAPI {
             var rejected: [String] = []
             var served: [(pusher: MatrixNotification.Device, app: AppDeclaration, environment: PushEnvironment, token: String)] = []
             for pusher in notification.devices {
-                guard let app = configuration.apps.first(where: { $0.matrixEnvironment(for: pusher.appID) != nil }),
-                    let environment = app.matrixEnvironment(for: pusher.appID),
+                guard let (app, environment) = configuration.apps.lazy
+                    .compactMap({ app in app.matrixEnvironment(for: pusher.appID).map { (app, $0) } }).first,
                     let token = DropInDevice.hexToken(fromBase64: pusher.pushkey)
                 else {
                     rejected.append(pusher.pushkey)
