@@ -49,13 +49,23 @@ ADMIN = "bench-delivery-admin-0123456789abcdef0123"
 class Client:
     """One keep-alive HTTP/1.1 connection per thread and port."""
     local = threading.local()
+    # Bumped by `reconnect`: every thread opens a new connection for its next request.
+    generation = 0
 
     def __init__(self, port):
         self.port = port
 
+    @classmethod
+    def reconnect(cls):
+        """After a pause longer than the server's idle timeout (`http.idle-seconds`), which closes
+        idle keep-alive connections: a request on one of those would fail."""
+        cls.generation += 1
+
     def request(self, method, path, body=None, token=None):
-        if not hasattr(self.local, "connections"):
-            self.local.connections = {}
+        if getattr(self.local, "generation", None) != Client.generation:
+            for stale in getattr(self.local, "connections", {}).values():
+                stale.close()
+            self.local.connections, self.local.generation = {}, Client.generation
         connection = self.local.connections.get(self.port)
         if connection is None:
             connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
@@ -189,6 +199,7 @@ def run(args, ports, control, deployment, server, database_url):
         waiting = time.time()
         load = wait_for_quiet(args.max_load, args.patience, lambda text: print(text, flush=True))
         print(f"waited {time.time() - waiting:.0f} s for the load; load average {load:.2f} at the first post", flush=True)
+        Client.reconnect()
     if database_url:
         # An idle backend reports its counts within 10 s: the registrations' must not count here.
         time.sleep(max(0, registered + 11 - time.time()))
@@ -263,7 +274,7 @@ def run(args, ports, control, deployment, server, database_url):
     print(f"node memory (RSS, MiB): {rss_start / 1024:.0f} before registering, {rss_registered / 1024:.0f} with "
           f"{args.devices} devices, peak {rss_peak / 1024:.0f} during the burst, {rss_end / 1024:.0f} after it "
           f"(each device with its planner state: {(rss_end - rss_start) * 1024 / args.devices:,.0f} bytes); "
-          f"after it, {anon_end / 1024:.0f} MiB anonymous (the rest is file pages: the memory-mapped database)")
+          f"after it, {anon_end / 1024:.0f} MiB anonymous (the rest is file pages: the binary, its libraries, and the database if `database.mmap-mib` maps it)")
     if delivered < args.devices:
         sys.exit(f"bench-delivery: only {delivered} of {args.devices} pushes arrived")
     if args.reconnect:
