@@ -14,11 +14,7 @@ enum BearerCredential: Equatable {
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         // The scheme is case-insensitive (RFC 9110 §11.1).
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        // Optional whitespace is spaces and tabs (RFC 9110 §5.6.3). Trimmed here, not with
-        // Foundation's `trimmingCharacters`, which went through NSString on every request.
-        let isSpace = { (character: Character) in character == " " || character == "\t" }
-        var secret = parts[1].drop(while: isSpace)
-        while let last = secret.last, isSpace(last) { secret = secret.dropLast() }
+        let secret = parts[1].trimmingOptionalWhitespace()
         guard !secret.isEmpty else { return nil }
         if secret.hasPrefix("bkd_") {
             self = .device(String(secret))

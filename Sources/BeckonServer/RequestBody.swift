@@ -22,15 +22,13 @@ enum RequestBody {
     }
 
     /// `application/json` or any `+json` type (RFC 6839), parameters such as `charset` allowed.
-    /// Media type names are ASCII tokens, compared without regard to case, so this works on
-    /// the bytes: Foundation's trimming and Unicode lower-casing were 1.6% of a node's time in
-    /// the ingest benchmark, for one header per post.
+    /// Media type names are ASCII tokens, compared without regard to case, so they are lowered
+    /// byte by byte: Foundation's trimming and Unicode lower-casing were 1.6% of a node's time
+    /// in the ingest benchmark, for one header per post.
     static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        var mediaType = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }.drop(while: isSpace)
-        while let last = mediaType.last, isSpace(last) { mediaType = mediaType.dropLast() }
-        let lowered = String(decoding: mediaType.lazy.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        let mediaType = contentType.prefix { $0 != ";" }.trimmingOptionalWhitespace()
+        let lowered = String(decoding: mediaType.utf8.lazy.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
         return lowered == "application/json" || (lowered.hasPrefix("application/") && lowered.hasSuffix("+json"))
     }
 

@@ -72,11 +72,7 @@ extension PostgresStore {
                     credential_hash = CASE WHEN \(userChanged) THEN NULL ELSE device.credential_hash END
                 """, logger: logger)
             if let issued {
-                try await connection.query(
-                    """
-                    UPDATE device SET credential_id = \(issued.id), credential_hash = \(issued.hash), updated_at = \(now)
-                    WHERE app_id = \(appID) AND id = \(deviceID)
-                    """, logger: logger)
+                try await connection.query(try Self.setCredential(issued, of: registration.ref, now: now), logger: logger)
             }
         }
         return try await device(registration.ref)!
@@ -142,13 +138,18 @@ extension PostgresStore {
     public func issueDeviceCredential(_ device: DeviceRef) async throws -> String {
         let issued = SecretToken.issue(kind: SecretToken.deviceCredentialPrefix)
         let now = timestamp
-        let updated = try await returnsRow(
-            """
-            UPDATE device SET credential_id = \(issued.id), credential_hash = \(issued.hash), updated_at = \(now)
-            WHERE app_id = \(device.appID) AND id = \(device.deviceID) RETURNING id
-            """)
-        guard updated else { throw BeckonStoreError.deviceNotFound(appID: device.appID, deviceID: device.deviceID) }
+        guard try await returnsRow(try Self.setCredential(issued, of: device, now: now)) else {
+            throw BeckonStoreError.deviceNotFound(appID: device.appID, deviceID: device.deviceID)
+        }
         return issued.text
+    }
+
+    /// Replaces the device's credential; returns its id if the device exists.
+    private static func setCredential(_ issued: SecretToken.Issued, of device: DeviceRef, now: Int64) throws -> PostgresQuery {
+        try """
+        UPDATE device SET credential_id = \(issued.id), credential_hash = \(issued.hash), updated_at = \(now)
+        WHERE app_id = \(device.appID) AND id = \(device.deviceID) RETURNING id
+        """
     }
 
     public func authenticateDevice(credential: String) async throws -> Device? {
