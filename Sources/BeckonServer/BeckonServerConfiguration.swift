@@ -72,8 +72,14 @@ public struct BeckonServerConfiguration: Sendable, Equatable {
     /// reconnecting in a tight loop). 0 disables.
     public var syncConnectsPerMinute: Int = 60
     /// `delivery.sends-per-app`: pushes of one app in flight to APNs at once (a bulkhead: an app
-    /// whose pushes hang cannot take the others' slots).
-    public var sendsPerApp: Int = 200
+    /// whose pushes hang cannot take the others' slots). It also sizes what the dispatcher may
+    /// hold (8 claimed pushes a slot): in a burst a push decided while the hold is full is saved
+    /// pending and claimed later, a second write and a read of its device. With 200, 98% of a
+    /// 100,000-device burst's pushes were claimed and its node CPU a push was 142-145 µs; with
+    /// 800 none were, and 111-119 µs (BENCHMARKS.md). 800 in flight is 400 streams on each of
+    /// the pool's two connections, under the 500-1,500 APNs has allowed one connection
+    /// (docs/apns.md C.2).
+    public var sendsPerApp: Int = 800
     /// `delivery.attempts`: attempts of a push in the outbox that keeps failing for transient
     /// reasons (429, 5xx, no answer), each after the APNs client's own retries.
     public var dispatcherAttempts: Int = 8
