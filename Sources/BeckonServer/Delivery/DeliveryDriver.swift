@@ -10,7 +10,9 @@ import ServiceLifecycle
 /// decided, in one transaction, before `PushDispatcher` sends them (design rule 9).
 ///
 /// Events are taken in batches: the states of the devices a batch touches are read at once,
-/// every event is applied in arrival order, and the whole batch is saved in one commit. One
+/// every event is applied in arrival order, and the whole batch is saved in one commit. The next
+/// batch is read and planned while that commit is under way; it waits for it before loading a
+/// device the two share, and saves after it (`plan(_:whileSaving:)`). One
 /// driver per node; the state lives in the database, so another node (or this one after a
 /// restart) continues where it stopped. With several nodes two drivers may plan one device at
 /// once: each save names the state version it planned from, a device whose state moved meanwhile
@@ -101,6 +103,7 @@ final class DeliveryDriver: Service, Sendable {
 
     private func planEvents() async {
         var iterator = events.makeAsyncIterator()
+        var saving: SavingBatch?
         while let first = await iterator.next() {
             var batch = [first]
             var weight = first.weight
@@ -110,8 +113,9 @@ final class DeliveryDriver: Service, Sendable {
                 weight += next.weight
             }
             metrics.queued(backlog.withLockedValue { $0 -= batch.count; return $0 })
-            await plan(batch)
+            saving = await plan(batch, whileSaving: saving)
         }
+        await saving?.task.value
     }
 
     /// Every `tick`, queues the deadlines that have come. They go through the same queue as
@@ -142,12 +146,49 @@ final class DeliveryDriver: Service, Sendable {
 
     // MARK: Planning
 
+    /// A planned batch whose save is under way.
+    struct SavingBatch: Sendable {
+        /// Every device the batch read: the next batch waits for this one before it loads any of
+        /// their states.
+        let devices: Set<DeviceRef>
+        /// The save, and any planning again it needs; it ends when the batch is done.
+        let task: Task<Void, Never>
+    }
+
+    /// One batch of events, planned while the batch before it saves: its reads (a third of a
+    /// batch's time in a burst) no longer wait for that commit. It waits for `previous` before
+    /// loading the state of a device the two share, so a device's transitions stay one at a
+    /// time and in order, and before its own save, so saves keep their order. Anything but a
+    /// clean first pass (a store unavailable, another node's save first) goes through `plan(_:)`
+    /// once `previous` is done.
+    func plan(_ batch: [DeliveryEvent], whileSaving previous: SavingBatch?) async -> SavingBatch? {
+        var step: PlanningStep
+        do {
+            step = try await PlanningStep(driver: self, devicesFor: batch, after: previous)
+            try await apply(batch, to: &step)
+        } catch {
+            await previous?.task.value
+            await plan(batch)
+            return nil
+        }
+        await previous?.task.value
+        let planned = step
+        return SavingBatch(devices: planned.touched, task: Task { await self.planUntilSaved(batch, planned: planned) })
+    }
+
     /// One batch of events: load, apply, save, hand the pushes to the dispatcher.
     func plan(_ batch: [DeliveryEvent]) async {
+        await planUntilSaved(batch, planned: nil)
+    }
+
+    /// Saves `batch`, starting with its `planned` step if there is one; planned again from the
+    /// store while the store is unavailable, and for the devices another node saved first.
+    private func planUntilSaved(_ batch: [DeliveryEvent], planned: PlanningStep?) async {
         defer {
             let planned = batch.compactMap { if case .deadline(let device) = $0 { device } else { nil } }
             if !planned.isEmpty { queuedDeadlines.withLockedValue { $0.subtract(planned) } }
         }
+        var ready = planned
         // Devices another node saved first are planned again, alone, from the stored state.
         var only: Set<DeviceRef>?
         var attempt = 0
@@ -155,19 +196,13 @@ final class DeliveryDriver: Service, Sendable {
         while attempt < conflictAttempts {
             attempt += 1
             do {
-                var step = try await PlanningStep(driver: self, devicesFor: batch, only: only)
-                for event in batch {
-                    // One event that cannot be applied (its device deleted meanwhile) costs that
-                    // event, not the batch: losing a `.disconnected` would leave a planner
-                    // believing its device connected, silent until it reconnects. A store that is
-                    // unavailable for a moment costs nothing: the whole batch is planned again.
-                    do {
-                        try await step.apply(event)
-                    } catch where StoreUnavailable.matches(error) {
-                        throw error
-                    } catch {
-                        logger.error("an event could not be planned", metadata: ["error": "\(error)"])
-                    }
+                var step: PlanningStep
+                if let planned = ready {
+                    step = planned
+                    ready = nil
+                } else {
+                    step = try await PlanningStep(driver: self, devicesFor: batch, only: only)
+                    try await apply(batch, to: &step)
                 }
                 let conflicted = try await step.save()
                 if conflicted.isEmpty { return }
@@ -197,6 +232,22 @@ final class DeliveryDriver: Service, Sendable {
                 // when it next connects. Only the push for them is lost, and said so.
                 logger.error("planning failed", metadata: ["error": "\(String(reflecting: error))", "events": "\(batch.count)"])
                 return
+            }
+        }
+    }
+
+    /// Applies each event in order. One event that cannot be applied (its device deleted
+    /// meanwhile) costs that event, not the batch: losing a `.disconnected` would leave a planner
+    /// believing its device connected, silent until it reconnects. A store that is unavailable
+    /// for a moment costs nothing: it is thrown, and the whole batch is planned again.
+    private func apply(_ batch: [DeliveryEvent], to step: inout PlanningStep) async throws {
+        for event in batch {
+            do {
+                try await step.apply(event)
+            } catch where StoreUnavailable.matches(error) {
+                throw error
+            } catch {
+                logger.error("an event could not be planned", metadata: ["error": "\(error)"])
             }
         }
     }

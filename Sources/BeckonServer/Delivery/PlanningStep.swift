@@ -8,7 +8,7 @@ import Foundation
 /// One transaction's worth of planning: the devices and planner states a batch of events
 /// touches, read up front; each event applied in order; then states, pushes and wake outcomes
 /// saved together.
-struct PlanningStep {
+struct PlanningStep: Sendable {
     let driver: DeliveryDriver
     let now: Date
     private var devices: [DeviceRef: Device] = [:]
@@ -18,13 +18,19 @@ struct PlanningStep {
     private var versions: [DeviceRef: Int64] = [:]
     /// Metrics and logs of the actions decided, by device, run once the device's state is saved:
     /// a device planned again after a conflict must not count twice.
-    private var afterSave: [(DeviceRef, () -> Void)] = []
+    private var afterSave: [(DeviceRef, @Sendable () -> Void)] = []
     private var changed: Set<DeviceRef> = []
     private var unread: [UserRef: Int] = [:]
     private var batch = DeliveryBatch()
 
-    /// - Parameter only: plan these devices alone (another node saved them first last time).
-    init(driver: DeliveryDriver, devicesFor events: [DeliveryEvent], only: Set<DeviceRef>? = nil) async throws {
+    /// - Parameters:
+    ///   - only: plan these devices alone (another node saved them first last time).
+    ///   - previous: a batch still saving; if it read one of this batch's devices, its save is
+    ///     waited for before any state is loaded.
+    init(
+        driver: DeliveryDriver, devicesFor events: [DeliveryEvent], only: Set<DeviceRef>? = nil,
+        after previous: DeliveryDriver.SavingBatch? = nil
+    ) async throws {
         self.driver = driver
         self.now = driver.now()
         var users: Set<UserRef> = []
@@ -52,8 +58,12 @@ struct PlanningStep {
         // Unread counts only for users with devices to push to.
         let pushed = users.filter { !(devicesOfUser[$0] ?? []).isEmpty }
         unread = try await driver.store.unreadCounts(of: Array(pushed))
+        if let previous, !previous.devices.isDisjoint(with: devices.keys) { await previous.task.value }
         try await loadStates()
     }
+
+    /// Every device the batch read.
+    var touched: Set<DeviceRef> { Set(devices.keys) }
 
     /// Reads the saved planners. A planner that believes its device connected although no node
     /// may hold a session of it (`DevicePresence.mayBeConnected`) was saved before a restart: it
