@@ -13,7 +13,7 @@ enum BearerCredential: Equatable {
         guard let header else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         // The scheme is case-insensitive (RFC 9110 §11.1).
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        guard parts.count == 2, parts[0].lowercasedASCII() == "bearer" else { return nil }
         let secret = parts[1].trimmingOptionalWhitespace()
         guard !secret.isEmpty else { return nil }
         if secret.hasPrefix("bkd_") {

@@ -158,9 +158,8 @@ final class DeliveryDriver: Service, Sendable {
     /// One batch of events, planned while the batch before it saves: its reads (a third of a
     /// batch's time in a burst) no longer wait for that commit. It waits for `previous` before
     /// loading the state of a device the two share, so a device's transitions stay one at a
-    /// time and in order, and before its own save, so saves keep their order. Anything but a
-    /// clean first pass (a store unavailable, another node's save first) goes through `plan(_:)`
-    /// once `previous` is done.
+    /// time and in order, and before its own save, so saves keep their order. A first pass that
+    /// fails (a store unavailable) is planned again from the store once `previous` is done.
     func plan(_ batch: [DeliveryEvent], whileSaving previous: SavingBatch?) async -> SavingBatch? {
         var step: PlanningStep
         do {
@@ -168,7 +167,7 @@ final class DeliveryDriver: Service, Sendable {
             try await apply(batch, to: &step)
         } catch {
             await previous?.task.value
-            await plan(batch)
+            await planUntilSaved(batch, planned: nil)
             return nil
         }
         await previous?.task.value
@@ -176,13 +175,9 @@ final class DeliveryDriver: Service, Sendable {
         return SavingBatch(devices: planned.touched, task: Task { await self.planUntilSaved(batch, planned: planned) })
     }
 
-    /// One batch of events: load, apply, save, hand the pushes to the dispatcher.
-    func plan(_ batch: [DeliveryEvent]) async {
-        await planUntilSaved(batch, planned: nil)
-    }
-
-    /// Saves `batch`, starting with its `planned` step if there is one; planned again from the
-    /// store while the store is unavailable, and for the devices another node saved first.
+    /// Saves `batch` (load, apply, save, hand the pushes to the dispatcher), starting with its
+    /// `planned` step if there is one; planned again from the store while the store is
+    /// unavailable, and for the devices another node saved first.
     private func planUntilSaved(_ batch: [DeliveryEvent], planned: PlanningStep?) async {
         defer {
             let planned = batch.compactMap { if case .deadline(let device) = $0 { device } else { nil } }
