@@ -59,7 +59,7 @@ extension BeckonAPI {
             // before the sessions, so that it hears of the message before any session that
             // receives it can end.
             events.submit(.messageAppended(appended.message, users: recipients))
-            await syncHub?.messagesAppended(for: recipients)
+            await syncHub?.messageAppended(appended.message, at: appended.positions)
         }
         return Self.json(appended.isDuplicate ? .ok : .accepted, bytes: AcceptedMessageBody(appended).json)
     }

@@ -63,6 +63,28 @@ import Testing
         }
     }
 
+    /// Live messages are handed to the session with their wake-up (no read of the store) when
+    /// they follow what it sent; concurrent posts announce them out of order, and a burst
+    /// overflows what a queued wake-up carries: either way each arrives once, in order.
+    @Test func concurrentPostsArriveOnceEachInOrder() async throws {
+        try await SyncTestServer.with { server in
+            let credential = try await server.device(user: "alice", device: "phone")
+            let client = try await server.connect(credential)
+            _ = try await client.hello(cursor: 0)
+            try await server.post(to: ["alice"], text: "first")
+            #expect(try await client.messages(1) == [1])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in 2...41 { group.addTask { try await server.post(to: ["alice"], text: "m\(n)") } }
+                try await group.waitForAll()
+            }
+            #expect(try await client.messages(40) == Array(2...41))
+            // Nothing twice: the next frame is the pong.
+            try await client.roundTrip("after")
+            try await client.send(#"{"type":"bye"}"#)
+            _ = try await client.closeCode()
+        }
+    }
+
     @Test func theWindowBoundsMessagesInFlight() async throws {
         try await SyncTestServer.with { server in
             let credential = try await server.device(user: "alice", device: "phone")

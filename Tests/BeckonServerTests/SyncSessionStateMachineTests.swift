@@ -95,6 +95,36 @@ import Testing
         #expect(machine.fetched([]) == [])
     }
 
+    @Test func anOfferedEntryThatFollowsWhatWasSentGoesOutWithoutARead() {
+        var (machine, _) = Self.streaming(last: 1, window: 3)
+        #expect(machine.fetched([Self.entry(1)]) == [.send(.message(SyncMessage(Self.entry(1))))])
+        // The store had nothing after 1: entries 2 and 3 (offered out of order) follow on.
+        #expect(machine.newMessages(offered: [Self.entry(3), Self.entry(2)]) == [
+            .send(.message(SyncMessage(Self.entry(2)))), .send(.message(SyncMessage(Self.entry(3)))),
+        ])
+        // Already sent: nothing again.
+        #expect(machine.newMessages(offered: [Self.entry(3)]) == [])
+        // The window (3) is full: entry 4 waits in the store for an ack.
+        #expect(machine.newMessages(offered: [Self.entry(4)]) == [])
+        #expect(machine.receive(.ack(upTo: 3)) == [.storeAck(upTo: 3), .fetch(after: 3, limit: 3)])
+    }
+
+    @Test func aGapInTheOfferedEntriesFallsBackToAReadOfTheStore() {
+        var (machine, _) = Self.streaming(last: 1, window: 10)
+        _ = machine.fetched([Self.entry(1)])
+        // Entry 2 was announced later (another post's answer overtook it) or on another node.
+        #expect(machine.newMessages(offered: [Self.entry(3)]) == [.fetch(after: 1, limit: 9)])
+        // While that read is out, an offered entry is not sent past it: the read is done again.
+        #expect(machine.newMessages(offered: [Self.entry(4)]) == [])
+        #expect(machine.fetched([Self.entry(2), Self.entry(3)]) == [
+            .send(.message(SyncMessage(Self.entry(2)))), .send(.message(SyncMessage(Self.entry(3)))),
+            .fetch(after: 3, limit: 7),
+        ])
+        #expect(machine.fetched([Self.entry(4)]) == [.send(.message(SyncMessage(Self.entry(4))))])
+        // Once the reads come back short, the next entry is sent as offered again.
+        #expect(machine.newMessages(offered: [Self.entry(5)]) == [.send(.message(SyncMessage(Self.entry(5))))])
+    }
+
     @Test func acksAreCumulativeAndNeverBackwards() {
         var (machine, _) = Self.streaming(last: 3, window: 10)
         _ = machine.fetched([Self.entry(1), Self.entry(2), Self.entry(3)])

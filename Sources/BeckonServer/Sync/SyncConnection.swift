@@ -59,8 +59,8 @@ enum SyncConnection {
                 }
             case .invalidFrame(let violation):
                 actions = machine.receiveInvalid(violation)
-            case .newMessages:
-                actions = machine.newMessages()
+            case .newMessages(let offered):
+                actions = machine.newMessages(offered: offered)
             case .readElsewhere(let ids, let badge):
                 actions = machine.readElsewhere(ids: ids, badge: badge)
             case .callEnded(let callID, let outcome):

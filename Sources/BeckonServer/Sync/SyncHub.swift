@@ -8,8 +8,8 @@ import NIOConcurrencyHelpers
 
 /// The live sync sessions of this server process, by device and by user, and the devices'
 /// presence. One per process; `POST /v1/messages` tells it about new messages after they are
-/// durable, and it wakes the sessions of their users, which then read from the store (the hub
-/// never holds messages).
+/// durable, and it wakes the sessions of their users with the new entry, which they send if it is
+/// the next one or else read from the store (the hub keeps no message).
 ///
 /// As a `Service` it closes every session with 1001 when graceful shutdown starts (run it after
 /// the HTTP application in a `ServiceGroup` so it is shut down first, which is what
@@ -75,6 +75,24 @@ public actor SyncHub: Service {
     public func messagesAppended(for users: some Sequence<UserRef>) {
         let users = Array(users)
         wake(users)
+        announce(users)
+    }
+
+    /// Wakes the live sessions of the message's recipients, here and on the other nodes, and
+    /// hands the sessions here their entry: a session that is up to date sends it without reading
+    /// the store, a read that was most of the live path's post-to-frame time under load
+    /// (BENCHMARKS.md, "The live path without a read"). Called after the append is durable, and
+    /// only for a message that was not a duplicate.
+    public func messageAppended(_ message: Message, at positions: [MailboxPosition]) {
+        for position in positions {
+            let user = UserRef(appID: message.appID, userID: position.userID)
+            wake(user, offering: MailboxEntry(userID: position.userID, sequence: position.sequence, message: message))
+        }
+        announce(positions.map { UserRef(appID: message.appID, userID: $0.userID) })
+    }
+
+    /// Tells the other nodes whose mailboxes changed (their sessions read the store).
+    private func announce(_ users: [UserRef]) {
         guard let cluster else { return }
         for (app, ofApp) in Dictionary(grouping: users, by: \.appID) {
             cluster.publish(
@@ -84,10 +102,12 @@ public actor SyncHub: Service {
     }
 
     private func wake(_ users: [UserRef]) {
-        for user in users {
-            for device in devicesByUser[user] ?? [] {
-                for session in sessionsByDevice[device]?.all ?? [] { session.newMessages() }
-            }
+        for user in users { wake(user, offering: nil) }
+    }
+
+    private func wake(_ user: UserRef, offering entry: MailboxEntry?) {
+        for device in devicesByUser[user] ?? [] {
+            for session in sessionsByDevice[device]?.all ?? [] { session.newMessages(entry) }
         }
     }
 

@@ -20,7 +20,9 @@ final class SyncSessionHandle: Sendable {
     enum Event: Sendable {
         case frame(String)
         case invalidFrame(SyncFrameError)
-        case newMessages
+        /// New messages, with the entries offered by the node that appended them (empty: read
+        /// the store).
+        case newMessages([MailboxEntry])
         case readElsewhere(ids: [String], badge: Int)
         case callEnded(callID: String, outcome: CallEndOutcome)
         case close(SyncCloseCode, reason: String, end: SyncSessionEnd)
@@ -34,6 +36,9 @@ final class SyncSessionHandle: Sendable {
         var framesQueued = 0
         /// Coalesces wake-ups: one `newMessages` waits in the queue at most.
         var wakeQueued = false
+        /// The entries offered with the queued wake-up; nil once a wake-up without an entry
+        /// joined it, or more than `maximumOffered` did (the session then reads the store).
+        var offered: [MailboxEntry]?
         /// The driver while no task processes events; nil before `start`, while a task
         /// processes events, and once closed.
         var driver: SyncConnection.Driver?
@@ -41,6 +46,10 @@ final class SyncSessionHandle: Sendable {
         var closed = false
         var role: SyncRole?
     }
+
+    /// Entries a queued wake-up carries at most: beyond, it reads the store instead, so a slow
+    /// session holds few payloads in memory.
+    static let maximumOffered = 16
 
     let id: String
     let ref: DeviceRef
@@ -77,6 +86,7 @@ final class SyncSessionHandle: Sendable {
                     inbox.events = [.close(.goingAway, reason: "server shutting down", end: .shutdown)]
                     inbox.framesQueued = 0
                     inbox.wakeQueued = false
+                    inbox.offered = nil
                 }
                 guard !inbox.events.isEmpty else {
                     inbox.driver = driver
@@ -90,11 +100,21 @@ final class SyncSessionHandle: Sendable {
 
     // MARK: Posting events
 
-    func newMessages() {
+    /// - Parameter entry: the new entry of the session's user, when the caller has it: the
+    ///   session can send it without reading the store (`SyncSessionStateMachine.newMessages`).
+    func newMessages(_ entry: MailboxEntry? = nil) {
         post { inbox in
-            guard !inbox.wakeQueued else { return false }
+            guard !inbox.wakeQueued else {
+                if let entry, let offered = inbox.offered, offered.count < Self.maximumOffered {
+                    inbox.offered = offered + [entry]
+                } else {
+                    inbox.offered = nil
+                }
+                return false
+            }
             inbox.wakeQueued = true
-            inbox.events.append(.newMessages)
+            inbox.offered = entry.map { [$0] }
+            inbox.events.append(.newMessages([]))
             return true
         }
     }
@@ -162,12 +182,15 @@ final class SyncSessionHandle: Sendable {
                     inbox.driver = driver
                     return nil
                 }
-                let event = inbox.events.removeFirst()
+                var event = inbox.events.removeFirst()
                 // Give the storage back: an idle session keeps no buffer.
                 if inbox.events.isEmpty { inbox.events = [] }
                 switch event {
                 case .frame: inbox.framesQueued -= 1
-                case .newMessages: inbox.wakeQueued = false
+                case .newMessages:
+                    inbox.wakeQueued = false
+                    event = .newMessages(inbox.offered ?? [])
+                    inbox.offered = nil
                 default: break
                 }
                 return event
@@ -186,6 +209,7 @@ final class SyncSessionHandle: Sendable {
         inbox.withLockedValue { inbox in
             inbox.closed = true
             inbox.events = []
+            inbox.offered = nil
         }
         await hub.unregister(self, end: end)
         logger.debug("sync session ended", metadata: ["device": "\(ref)", "session": "\(id)", "end": "\(end.rawValue)"])

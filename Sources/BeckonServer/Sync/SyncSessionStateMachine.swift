@@ -210,11 +210,33 @@ struct SyncSessionStateMachine: Sendable {
     // MARK: Events from the hub
 
     /// New messages were appended to the user's mailbox.
-    mutating func newMessages() -> [Action] {
+    ///
+    /// - Parameter offered: the new entries, when the node that appended them has them at hand
+    ///   (empty: only a wake-up). An entry that directly follows what was sent is sent as it is,
+    ///   without reading the store: with nothing outstanding and no read under way, the store had
+    ///   nothing after `sentUpTo` when it was last read, so the next sequence is the next entry.
+    ///   Anything else (a gap: an entry announced out of order or not offered; a read under way;
+    ///   a full window) falls back to reading the store.
+    mutating func newMessages(offered: [MailboxEntry] = []) -> [Action] {
         guard case .streaming(var streaming) = state else { return [] }
-        streaming.moreMayExist = true
-        if streaming.fetchLimit != nil { streaming.wokenDuringFetch = true }
-        let actions = Self.fetchIfPossible(&streaming)
+        var actions: [Action] = []
+        var mustRead = offered.isEmpty || streaming.fetchLimit != nil || streaming.moreMayExist
+        if !mustRead {
+            for entry in offered.sorted(by: { $0.sequence < $1.sequence }) where entry.sequence > streaming.sentUpTo {
+                guard entry.sequence == streaming.sentUpTo + 1, streaming.inFlight.count < streaming.window else {
+                    mustRead = true
+                    break
+                }
+                actions.append(.send(.message(SyncMessage(entry))))
+                streaming.inFlight.append(entry.sequence)
+                streaming.sentUpTo = entry.sequence
+            }
+        }
+        if mustRead {
+            streaming.moreMayExist = true
+            if streaming.fetchLimit != nil { streaming.wokenDuringFetch = true }
+            actions += Self.fetchIfPossible(&streaming)
+        }
         state = .streaming(streaming)
         return actions
     }
