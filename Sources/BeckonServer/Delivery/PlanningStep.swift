@@ -173,8 +173,10 @@ struct PlanningStep: Sendable {
         guard let device = devices[ref], let before = planners[ref] else { return }
         var planner = before
         let actions = body(&planner, device)
-        // Saved only when the transition changed something: a message to a device with a live
-        // session, or one whose wake is already owed, costs no write.
+        // Saved only when the transition changed something. A message to a device with a live
+        // session still changes the unread count its planner keeps (the badge of a re-push after
+        // a disconnect); leaving it unsaved measured as no gain (BENCHMARKS.md, "The live path
+        // without a read").
         if planner != before {
             planners[ref] = planner
             changed.insert(ref)
