@@ -130,7 +130,14 @@ import Testing
         for sequence in Int64(1)...3 { connection.message(sequence) }
         try await eventually("three shown") { await harness.center.delivered.count == 3 }
         connection.server(.readElsewhere(ids: [ScriptedConnection.id(2)], badge: 2))
-        try await eventually("one removed") { await harness.center.delivered.count == 2 }
+        // The removal, the ledger and the badge follow one another: wait for the last of them
+        // (waiting for the removal alone failed under a loaded CI machine).
+        try await eventually("one removed, its ledger entry and the badge updated") {
+            let removed = await harness.center.delivered.count == 2
+            let badge = await harness.center.badge == 2
+            let ledger = (try? harness.store.ledgerEntry(messageID: ScriptedConnection.id(2)))?.state == .removed
+            return removed && badge && ledger
+        }
         #expect(await harness.center.removed == [ScriptedConnection.id(2)])
         #expect(await harness.center.badge == 2)
         #expect(try harness.store.message(id: ScriptedConnection.id(2))?.isRead == true)
