@@ -120,9 +120,12 @@ import Testing
     @Test func newMessagesAndReadsAreAnnouncedToTheOtherNodes() async throws {
         let link = ScriptedLink()
         let hub = SyncHub(cluster: link)
-        await hub.messagesAppended(for: [UserRef(appID: "chat", userID: "alice"), UserRef(appID: "chat", userID: "bob")])
-        let many = (0...ClusterHint.mostNamedUsers).map { UserRef(appID: "chat", userID: "u\($0)") }
-        await hub.messagesAppended(for: many)
+        let message = Message(
+            id: "m1", appID: "chat", kind: .message, payload: Data("{}".utf8), hints: nil, urgency: .normal,
+            expiresAt: nil, idempotencyKey: nil, createdAt: Date(timeIntervalSince1970: 1))
+        await hub.messageAppended(message, at: [MailboxPosition(userID: "alice", sequence: 1), MailboxPosition(userID: "bob", sequence: 4)])
+        let many = (0...ClusterHint.mostNamedUsers).map { MailboxPosition(userID: "u\($0)", sequence: 1) }
+        await hub.messageAppended(message, at: many)
         await hub.readElsewhere(user: UserRef(appID: "chat", userID: "alice"), except: Self.phone, ids: ["m1"], badge: 3)
         #expect(link.published == [
             .mailbox(app: "chat", users: ["alice", "bob"]),

@@ -69,36 +69,24 @@ public actor SyncHub: Service {
     /// How many sessions are live (a device's app and extension sessions count apart).
     public var sessionCount: Int { sessionsByDevice.values.reduce(0) { $0 + $1.count } }
 
-    /// Wakes the live sessions of these users, here and on the other nodes: their mailboxes have
-    /// new messages. Called after the append is durable, and only for messages that were not
-    /// duplicates.
-    public func messagesAppended(for users: some Sequence<UserRef>) {
-        let users = Array(users)
-        wake(users)
-        announce(users)
-    }
-
     /// Wakes the live sessions of the message's recipients, here and on the other nodes, and
     /// hands the sessions here their entry: a session that is up to date sends it without reading
     /// the store, a read that was most of the live path's post-to-frame time under load
     /// (BENCHMARKS.md, "The live path without a read"). Called after the append is durable, and
     /// only for a message that was not a duplicate.
     public func messageAppended(_ message: Message, at positions: [MailboxPosition]) {
+        // A fan-out to many users with no session here (a burst) builds no entries.
         for position in positions {
             let user = UserRef(appID: message.appID, userID: position.userID)
+            guard devicesByUser[user] != nil else { continue }
             wake(user, offering: MailboxEntry(userID: position.userID, sequence: position.sequence, message: message))
         }
-        announce(positions.map { UserRef(appID: message.appID, userID: $0.userID) })
-    }
-
-    /// Tells the other nodes whose mailboxes changed (their sessions read the store).
-    private func announce(_ users: [UserRef]) {
+        // The other nodes are told only which mailboxes changed; their sessions read the store.
         guard let cluster else { return }
-        for (app, ofApp) in Dictionary(grouping: users, by: \.appID) {
-            cluster.publish(
-                ofApp.count > ClusterHint.mostNamedUsers
-                    ? .mailboxAll(app: app) : .mailbox(app: app, users: ofApp.map(\.userID)))
-        }
+        let users = positions.map(\.userID)
+        cluster.publish(
+            users.count > ClusterHint.mostNamedUsers
+                ? .mailboxAll(app: message.appID) : .mailbox(app: message.appID, users: users))
     }
 
     private func wake(_ users: [UserRef]) {

@@ -21,7 +21,8 @@ final class SyncSessionHandle: Sendable {
         case frame(String)
         case invalidFrame(SyncFrameError)
         /// New messages, with the entries offered by the node that appended them (empty: read
-        /// the store).
+        /// the store). Queued empty: the entries gather in `Inbox.offered` while it waits, and
+        /// are put in when it is taken.
         case newMessages([MailboxEntry])
         case readElsewhere(ids: [String], badge: Int)
         case callEnded(callID: String, outcome: CallEndOutcome)
@@ -105,8 +106,8 @@ final class SyncSessionHandle: Sendable {
     func newMessages(_ entry: MailboxEntry? = nil) {
         post { inbox in
             guard !inbox.wakeQueued else {
-                if let entry, let offered = inbox.offered, offered.count < Self.maximumOffered {
-                    inbox.offered = offered + [entry]
+                if let entry, let count = inbox.offered?.count, count < Self.maximumOffered {
+                    inbox.offered?.append(entry)
                 } else {
                     inbox.offered = nil
                 }
