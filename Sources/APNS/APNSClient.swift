@@ -53,6 +53,9 @@ public final class APNSClient: Sendable {
     /// instead, which saves the hop and a thread wake-up per notification. The price: whatever
     /// the task does between sends runs on an event loop and delays every connection served by
     /// it, so keep that work short and never block in it.
+    ///
+    /// After `shutdown()` such tasks run on the global executor, so one whose send the shutdown
+    /// failed still finishes. With an injected event loop group, shut the client down first.
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
     public var taskExecutor: any TaskExecutor { eventLoopExecutor }
 
@@ -140,6 +143,8 @@ public final class APNSClient: Sendable {
             return pools.map { Array($0.values) } ?? []
         }
         for pool in all { await pool.shutdown() }
+        // Tasks that prefer the client's loops may still run (recording what the shutdown failed).
+        eventLoopExecutor.close()
         if ownsGroup { try? await group.shutdownGracefully() }
     }
 

@@ -170,6 +170,31 @@ import Testing
         }
     }
 
+    /// A sender on the client's loops (`taskExecutor`) whose send the shutdown failed goes on to
+    /// record the failure elsewhere and must be resumed after that, although the loops it
+    /// prefers have stopped (a loop that stopped drops what is scheduled on it).
+    @Test func aSenderOnTheClientsLoopsFinishesAfterTheShutdownFailedItsSend() async throws {
+        try await EmulatorHarness.run { harness in
+            let token = EmulatorHarness.newToken()
+            harness.emulator.neverRespond(deviceToken: token.hex)
+            let (outcomes, outcome) = AsyncStream.makeStream(of: String.self)
+            Task(executorPreference: harness.client.taskExecutor) {
+                let answer = try? await harness.send(APNSAlertNotification(badge: 1), to: token)
+                try? await Task.sleep(for: .milliseconds(10))  // Off the loops and back.
+                outcome.yield(answer == nil ? "failed, then went on" : "answered")
+            }
+            while harness.emulator.counters.requests == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            await harness.client.shutdown()
+            let watchdog = Task {
+                try await Task.sleep(for: .seconds(10))
+                outcome.yield("never resumed")
+            }
+            defer { watchdog.cancel() }
+            var iterator = outcomes.makeAsyncIterator()
+            #expect(await iterator.next() == "failed, then went on")
+        }
+    }
+
     @Test func fullQueuePushesBackAtOnce() async throws {
         try await EmulatorHarness.run(
             configureEmulator: { $0.maxConcurrentStreams = 2 },
