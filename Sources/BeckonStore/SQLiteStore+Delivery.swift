@@ -8,16 +8,19 @@ extension SQLiteStore {
         guard !devices.isEmpty else { return [:] }
         return try await writer.read { db in
             var states: [DeviceRef: DeliveryState] = [:]
-            let statement = try db.cachedStatement(
-                sql: """
-                    SELECT planner, next_deadline, unreachable, connected, version FROM delivery_state
-                    WHERE app_id = ? AND device_id = ?
-                    """)
-            for device in devices {
-                guard let row = try Row.fetchOne(statement, arguments: [device.appID, device.deviceID]) else { continue }
-                states[device] = DeliveryState(
-                    device: device, planner: row["planner"], nextDeadline: row.optionalDate("next_deadline"),
-                    unreachable: row["unreachable"], connected: row["connected"], version: row["version"])
+            for (appID, ofApp) in Dictionary(grouping: devices, by: \.appID) {
+                try Self.forEachRow(
+                    db, select: """
+                        SELECT device_id, planner, next_deadline, unreachable, connected, version FROM delivery_state
+                        WHERE app_id = ? AND device_id IN
+                        """,
+                    appID: appID, keys: Set(ofApp.map(\.deviceID))
+                ) { row in
+                    let device = DeviceRef(appID: appID, deviceID: row[0])
+                    states[device] = DeliveryState(
+                        device: device, planner: row[1], nextDeadline: (row[2] as Int64?).map(Date.init(millisecondsSince1970:)),
+                        unreachable: row[3], connected: row[4], version: row[5])
+                }
             }
             return states
         }

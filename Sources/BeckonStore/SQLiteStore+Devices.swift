@@ -99,25 +99,36 @@ extension SQLiteStore {
     }
 
     public func devices(of users: [UserRef]) async throws -> [UserRef: [Device]] {
-        try await writer.read { db in
-            // Sorted here, not by `ORDER BY id`: with it SQLite prefers the primary key's index
-            // and walks every device of the app instead of the user's few (device_user).
-            let statement = try db.cachedStatement(sql: "SELECT \(Device.columns) FROM device WHERE app_id = ? AND user_id = ?")
-            var found: [UserRef: [Device]] = [:]
-            for user in users {
-                found[user] = try Row.fetchAll(statement, arguments: [user.appID, user.userID]).map(Device.init(row:))
-                    .sorted { $0.id < $1.id }
+        guard !users.isEmpty else { return [:] }
+        return try await writer.read { db in
+            var found = Dictionary(users.map { ($0, [Device]()) }, uniquingKeysWith: { first, _ in first })
+            for (appID, ofApp) in Dictionary(grouping: users, by: \.appID) {
+                try Self.forEachRow(
+                    db, select: "SELECT \(Device.columns) FROM device WHERE app_id = ? AND user_id IN", appID: appID,
+                    keys: Set(ofApp.map(\.userID))
+                ) { row in
+                    let device = try Device(row: row)
+                    found[device.user, default: []].append(device)
+                }
             }
-            return found
+            // Sorted here, not by `ORDER BY id`: with it SQLite prefers the primary key's index
+            // and walks every device of the app instead of the users' few (device_user).
+            return found.mapValues { $0.count > 1 ? $0.sorted { $0.id < $1.id } : $0 }
         }
     }
 
     public func devices(_ refs: [DeviceRef]) async throws -> [DeviceRef: Device] {
-        try await writer.read { db in
-            let statement = try db.cachedStatement(sql: "SELECT \(Device.columns) FROM device WHERE app_id = ? AND id = ?")
+        guard !refs.isEmpty else { return [:] }
+        return try await writer.read { db in
             var found: [DeviceRef: Device] = [:]
-            for ref in refs {
-                found[ref] = try Row.fetchOne(statement, arguments: [ref.appID, ref.deviceID]).map(Device.init(row:))
+            for (appID, ofApp) in Dictionary(grouping: refs, by: \.appID) {
+                try Self.forEachRow(
+                    db, select: "SELECT \(Device.columns) FROM device WHERE app_id = ? AND id IN", appID: appID,
+                    keys: Set(ofApp.map(\.deviceID))
+                ) { row in
+                    let device = try Device(row: row)
+                    found[device.ref] = device
+                }
             }
             return found
         }

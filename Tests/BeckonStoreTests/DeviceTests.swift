@@ -124,4 +124,47 @@ import Testing
             #expect(try await store.cursor(device: phone) == 0)
         }
     }
+
+    /// The planner reads the devices of many users, and many devices' states, in one call: every
+    /// user asked for gets an entry (empty without devices), each device appears once, and another
+    /// app's devices of the same user ids stay out, however many keys a call has (SQLite reads them
+    /// in chunks of up to 256).
+    @Test func readsOfManyKeysFindEachRowOnce() async throws {
+        try await withEachStore { store in
+            try await store.createApp(.fixture("chat"))
+            try await store.createApp(.fixture("mail"))
+            // 300 users: user i has i % 3 devices (none, one, two).
+            let users = (0..<300).map { UserRef(appID: "chat", userID: "u\($0)") }
+            var expected: [UserRef: [String]] = [:]
+            for (i, user) in users.enumerated() {
+                expected[user] = (0..<(i % 3)).map { "d\(i)-\($0)" }
+                for device in expected[user]! {
+                    try await store.registerDevice(.fixture(device: device, user: user.userID))
+                }
+            }
+            try await store.registerDevice(.fixture(app: "mail", device: "d2-0", user: "u2"))
+            let mail = UserRef(appID: "mail", userID: "u2")
+
+            // Asked twice for one user, and for a user of the other app.
+            let found = try await store.devices(of: users + [users[2], mail])
+            #expect(found.count == 301)
+            #expect(found.mapValues { $0.map(\.id) } == expected.merging([mail: ["d2-0"]]) { $1 })
+            #expect(found[mail]?.first?.appID == "mail" && found[users[2]]?.allSatisfy { $0.appID == "chat" } == true)
+
+            let refs = expected.values.joined().map { DeviceRef(appID: "chat", deviceID: $0) }
+            #expect(refs.count == 300)
+            let devices = try await store.devices(refs + [DeviceRef(appID: "chat", deviceID: "none")])
+            #expect(Set(devices.keys) == Set(refs))
+            #expect(devices.allSatisfy { $0 == $1.ref })
+
+            // Saved states for every other device; a read of all of them finds just those.
+            let saved = refs.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+            try await store.saveDelivery(DeliveryBatch(states: saved.map {
+                DeliveryState(device: $0, planner: Data($0.deviceID.utf8), nextDeadline: nil, unreachable: false, version: 0)
+            }))
+            let states = try await store.deliveryStates(refs)
+            #expect(Set(states.keys) == Set(saved))
+            #expect(states.allSatisfy { $0 == $1.device && $1.planner == Data($0.deviceID.utf8) && $1.version == 1 })
+        }
+    }
 }
