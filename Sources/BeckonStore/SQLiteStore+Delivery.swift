@@ -8,19 +8,17 @@ extension SQLiteStore {
         guard !devices.isEmpty else { return [:] }
         return try await writer.read { db in
             var states: [DeviceRef: DeliveryState] = [:]
-            for (appID, ofApp) in Dictionary(grouping: devices, by: \.appID) {
-                try Self.forEachRow(
-                    db, select: """
-                        SELECT device_id, planner, next_deadline, unreachable, connected, version FROM delivery_state
-                        WHERE app_id = ? AND device_id IN
-                        """,
-                    appID: appID, keys: Set(ofApp.map(\.deviceID))
-                ) { row in
-                    let device = DeviceRef(appID: appID, deviceID: row[0])
-                    states[device] = DeliveryState(
-                        device: device, planner: row[1], nextDeadline: (row[2] as Int64?).map(Date.init(millisecondsSince1970:)),
-                        unreachable: row[3], connected: row[4], version: row[5])
-                }
+            try Self.forEachRow(
+                db, select: """
+                    SELECT app_id, device_id, planner, next_deadline, unreachable, connected, version FROM delivery_state
+                    WHERE app_id = ? AND device_id IN
+                    """,
+                keys: devices.lazy.map { ($0.appID, $0.deviceID) }
+            ) { row in
+                let device = DeviceRef(appID: row[0], deviceID: row[1])
+                states[device] = DeliveryState(
+                    device: device, planner: row[2], nextDeadline: (row[3] as Int64?).map(Date.init(millisecondsSince1970:)),
+                    unreachable: row[4], connected: row[5], version: row[6])
             }
             return states
         }

@@ -102,14 +102,12 @@ extension SQLiteStore {
         guard !users.isEmpty else { return [:] }
         return try await writer.read { db in
             var found = Dictionary(users.map { ($0, [Device]()) }, uniquingKeysWith: { first, _ in first })
-            for (appID, ofApp) in Dictionary(grouping: users, by: \.appID) {
-                try Self.forEachRow(
-                    db, select: "SELECT \(Device.columns) FROM device WHERE app_id = ? AND user_id IN", appID: appID,
-                    keys: Set(ofApp.map(\.userID))
-                ) { row in
-                    let device = try Device(row: row)
-                    found[device.user, default: []].append(device)
-                }
+            try Self.forEachRow(
+                db, select: "SELECT \(Device.columns) FROM device WHERE app_id = ? AND user_id IN",
+                keys: users.lazy.map { ($0.appID, $0.userID) }
+            ) { row in
+                let device = try Device(row: row)
+                found[device.user, default: []].append(device)
             }
             // Sorted here, not by `ORDER BY id`: with it SQLite prefers the primary key's index
             // and walks every device of the app instead of the users' few (device_user).
@@ -121,14 +119,12 @@ extension SQLiteStore {
         guard !refs.isEmpty else { return [:] }
         return try await writer.read { db in
             var found: [DeviceRef: Device] = [:]
-            for (appID, ofApp) in Dictionary(grouping: refs, by: \.appID) {
-                try Self.forEachRow(
-                    db, select: "SELECT \(Device.columns) FROM device WHERE app_id = ? AND id IN", appID: appID,
-                    keys: Set(ofApp.map(\.deviceID))
-                ) { row in
-                    let device = try Device(row: row)
-                    found[device.ref] = device
-                }
+            try Self.forEachRow(
+                db, select: "SELECT \(Device.columns) FROM device WHERE app_id = ? AND id IN",
+                keys: refs.lazy.map { ($0.appID, $0.deviceID) }
+            ) { row in
+                let device = try Device(row: row)
+                found[device.ref] = device
             }
             return found
         }

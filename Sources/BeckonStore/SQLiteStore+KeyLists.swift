@@ -11,30 +11,35 @@ extension SQLiteStore {
         ($0, "(" + repeatElement("?", count: $0).joined(separator: ", ") + ")")
     })
 
-    /// Calls `body` with each row that `select` finds for `keys`, in chunks of up to 256 keys.
+    /// Calls `body` with each row that `select` finds for `keys`, one statement per app and per
+    /// chunk of up to 256 keys.
     ///
-    /// `select` ends with `WHERE app_id = ? AND <key column> IN`; `keys` all belong to `appID`.
-    /// Pass distinct keys: a key given twice can land in two chunks and find its rows twice.
+    /// `select` ends with `WHERE app_id = ? AND <key column> IN`. A key given twice is read once.
     /// One statement per chunk rather than one per key: besides the statement's steps, each fetch
     /// makes GRDB name the statement's columns again (a lower-cased table of them), which in a
     /// 100,000-device burst was 2% of the node's time with one fetch per device or user.
     /// The row passed to `body` is valid only during the call (read it, do not keep it).
     static func forEachRow(
-        _ db: Database, select: String, appID: String, keys: some Collection<String>, _ body: (Row) throws -> Void
+        _ db: Database, select: String, keys: some Sequence<(appID: String, key: String)>, _ body: (Row) throws -> Void
     ) throws {
-        var start = keys.startIndex
-        while start != keys.endIndex {
-            let end = keys.index(start, offsetBy: keyListLengths.last!, limitedBy: keys.endIndex) ?? keys.endIndex
-            let chunk = keys[start..<end]
-            let length = keyListLengths.first { $0 >= chunk.count }!
-            var values: [(any DatabaseValueConvertible)?] = [appID]
-            values.reserveCapacity(length + 1)
-            for key in chunk { values.append(key) }
-            while values.count <= length { values.append(values.last!) }
-            let statement = try db.cachedStatement(sql: select + " " + keyLists[length]!)
-            let rows = try Row.fetchCursor(statement, arguments: StatementArguments(values))
-            while let row = try rows.next() { try body(row) }
-            start = end
+        // Distinct keys: within a statement SQLite matches a repeated key once, but a key given
+        // twice could land in two chunks.
+        var keysOfApp: [String: Set<String>] = [:]
+        for (appID, key) in keys { keysOfApp[appID, default: []].insert(key) }
+        for (appID, keys) in keysOfApp {
+            var rest = keys[...]
+            while !rest.isEmpty {
+                let chunk = rest.prefix(keyListLengths.last!)
+                let length = keyListLengths.first { $0 >= chunk.count }!
+                var values: [(any DatabaseValueConvertible)?] = [appID]
+                values.reserveCapacity(length + 1)
+                for key in chunk { values.append(key) }
+                while values.count <= length { values.append(values.last!) }
+                let statement = try db.cachedStatement(sql: select + " " + keyLists[length]!)
+                let rows = try Row.fetchCursor(statement, arguments: StatementArguments(values))
+                while let row = try rows.next() { try body(row) }
+                rest = rest.dropFirst(chunk.count)
+            }
         }
     }
 }
