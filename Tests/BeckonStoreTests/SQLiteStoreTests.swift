@@ -20,6 +20,17 @@ import Testing
         }
     }
 
+    /// The writer keeps its savepoints' sub-journals in memory, not in temporary files; readers
+    /// keep SQLite's default.
+    @Test func theWriterKeepsItsTemporaryJournalsInMemory() async throws {
+        try await withStore { store in
+            let query = { @Sendable (db: Database) throws -> Int? in try Int.fetchOne(db, sql: "PRAGMA temp_store") }
+            let (written, read) = (try await store.writer.write(query), try await store.writer.read(query))
+            #expect(written == 2)  // MEMORY
+            #expect(read == 0)  // DEFAULT
+        }
+    }
+
     /// `database.cache-mib` and `database.mmap-mib` reach every connection, readers included.
     @Test func theWriterAndTheReadersUseTheConfiguredCacheAndMemoryMap() async throws {
         try await withTemporaryDirectory { directory in
