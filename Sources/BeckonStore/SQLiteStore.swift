@@ -66,12 +66,12 @@ public final class SQLiteStore: BeckonStore {
             // lives as long as the pool, so setting it once holds.
             try pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
-                // Each group-commit piece runs in a savepoint, and SQLite copies every page a
-                // piece changes into a sub-journal first, to undo the piece alone. With temp files
-                // on disk that journal is a file: 25 KB and 12 write(2) calls a push in the
-                // 100,000-device burst, ten times the WAL it wrote (BENCHMARKS.md). Here it is
-                // memory, dropped when each piece ends. Only the writer: readers' sorts that do
-                // not fit in memory still spill to a temporary file.
+                // Each group-commit piece runs in a savepoint, and SQLite copies every existing
+                // page a piece changes into a sub-journal first, to undo the piece alone. With
+                // temp files on disk that journal is a file: 25 KB and 12 pwrite(2) calls a push
+                // in the 100,000-device burst, over ten times the WAL (BENCHMARKS.md). Here it is
+                // memory: as large as the pages the largest piece (request) changes, freed when
+                // the piece ends. Only the writer: readers' large sorts still spill to a file.
                 try db.execute(sql: "PRAGMA temp_store = MEMORY")
                 #if canImport(Darwin)
                 // On Apple platforms fsync does not flush the drive's cache; F_FULLFSYNC does.
