@@ -17,7 +17,7 @@ extension SQLiteStore {
             ) { row in
                 let device = DeviceRef(appID: row[0], deviceID: row[1])
                 states[device] = DeliveryState(
-                    device: device, planner: row[2], nextDeadline: (row[3] as Int64?).map(Date.init(millisecondsSince1970:)),
+                    device: device, planner: row[2], nextDeadline: row.optionalDate(at: 3),
                     unreachable: row[4], connected: row[5], version: row[6])
             }
             return states
@@ -157,7 +157,7 @@ extension SQLiteStore {
             device: DeviceRef(appID: row[1], deviceID: row[2]), tokenKind: try row.enumValue(at: 3, column: "token_kind"),
             reason: try row.enumValue(at: 4, column: "reason"), strategy: try row.enumValue(at: 5, column: "strategy"),
             notification: notification, messageCount: row[12], ringingCallID: row[13],
-            ringingUntil: (row[14] as Int64?).map(Date.init(millisecondsSince1970:)), attempts: row[15],
+            ringingUntil: row.optionalDate(at: 14), attempts: row[15],
             createdAt: Date(millisecondsSince1970: row[16]))
     }
 

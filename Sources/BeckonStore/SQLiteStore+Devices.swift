@@ -111,7 +111,7 @@ extension SQLiteStore {
             }
             // Sorted here, not by `ORDER BY id`: with it SQLite prefers the primary key's index
             // and walks every device of the app instead of the users' few (device_user).
-            return found.mapValues { $0.count > 1 ? $0.sorted { $0.id < $1.id } : $0 }
+            return found.mapValues { $0.sorted { $0.id < $1.id } }
         }
     }
 

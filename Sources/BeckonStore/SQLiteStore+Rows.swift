@@ -51,6 +51,11 @@ extension Row {
         (self[column] as Int64?).map(Date.init(millisecondsSince1970:))
     }
 
+    /// The date at `index` (rows read by position).
+    func optionalDate(at index: Int) -> Date? {
+        (self[index] as Int64?).map(Date.init(millisecondsSince1970:))
+    }
+
     func enumValue<T: RawRepresentable>(_ column: String) throws -> T where T.RawValue == String {
         try Self.enumValue(self[column], column: column)
     }
@@ -114,9 +119,9 @@ extension Device {
             bundleID: row[3],
             environment: try row.enumValue(at: 4, column: "environment"),
             pushToken: row[5],
-            pushTokenRegisteredAt: (row[6] as Int64?).map(Date.init(millisecondsSince1970:)),
+            pushTokenRegisteredAt: row.optionalDate(at: 6),
             voipToken: row[7],
-            voipTokenRegisteredAt: (row[8] as Int64?).map(Date.init(millisecondsSince1970:)),
+            voipTokenRegisteredAt: row.optionalDate(at: 8),
             capabilities: try StoreJSON.decodeRepeated(DeviceCapabilities.self, from: row[9]),
             locale: row[10],
             appVersion: row[11],
