@@ -41,14 +41,14 @@ extension BenchServerCommand {
         let results = await withTaskGroup(of: PostStats.self) { tasks in
             for worker in 0..<connections {
                 tasks.addTask {
-                    await BenchHTTPConnection.postMessages(to: endpoints[worker % endpoints.count], group: group, apiKey: apiKey) {
-                        guard ContinuousClock.now < end else { return nil }
+                    await BenchPoster.run(to: endpoints[worker % endpoints.count], on: group.next(), apiKey: apiKey) {
+                        guard ContinuousClock.now < end else { return .done }
                         // The next device of all: each request to a different one.
                         let index = claimed.withLockedValue { next in
                             defer { next += 1 }
                             return next % userIDs.count
                         }
-                        return #"{"recipients":{"users":["\#(userIDs[index])"]},"kind":"message","payload":{"text":"benchmark message","n":\#(index)}}"#
+                        return .send(#"{"recipients":{"users":["\#(userIDs[index])"]},"kind":"message","payload":{"text":"benchmark message","n":\#(index)}}"#)
                     }
                 }
             }

@@ -1,10 +1,8 @@
 import APNSCore
 import ArgumentParser
+import BeckonJSON
 import Crypto
 import Foundation
-import HTTPTypes
-import HummingbirdWSClient
-import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -115,16 +113,17 @@ struct BenchServerCommand: AsyncParsableCommand {
         let results = await withTaskGroup(of: PostStats.self) { tasks in
             for worker in 0..<workers {
                 let share = count / workers + (worker < count % workers ? 1 : 0)
+                let posted = NIOLockedValueBox(0)
                 tasks.addTask {
-                    var next = 0
                     // Posters round-robin over the nodes: each node takes an equal share.
-                    return await BenchHTTPConnection.postMessages(
-                        to: endpoints[worker % endpoints.count], group: group, apiKey: apiKey
-                    ) {
-                        guard next < share else { return nil }
+                    await BenchPoster.run(to: endpoints[worker % endpoints.count], on: group.next(), apiKey: apiKey) {
+                        let next = posted.withLockedValue { next in
+                            defer { next += 1 }
+                            return next
+                        }
+                        guard next < share else { return .done }
                         let index = worker + next * workers
-                        next += 1
-                        return #"{"recipients":{"users":["\#(userIDs[index % userIDs.count])"]},"kind":"message","payload":{"text":"benchmark message","n":\#(index)}}"#
+                        return .send(#"{"recipients":{"users":["\#(userIDs[index % userIDs.count])"]},"kind":"message","payload":{"text":"benchmark message","n":\#(index)}}"#)
                     }
                 }
             }
@@ -147,18 +146,19 @@ struct BenchServerCommand: AsyncParsableCommand {
         let userIDs = (0..<devices).map { setup.user("u\($0)") }
         let origin = ContinuousClock.now
         let received = NIOLockedValueBox<(latencies: [Int64], count: Int)>(([], 0))
-        let onMessage: BenchSessions.MessageHandler = { text, outbound in
+        let onMessage: BenchSessions.MessageHandler = { text in
             let now = nanoseconds(ContinuousClock.now - origin)
-            guard let frame = try? JSONDecoder().decode(BenchFrame.self, from: Data(text.utf8)), frame.type == "message",
-                let seq = frame.seq
-            else { return }
-            if let sent = frame.payload?.t {
+            // BeckonJSON rather than Foundation's decoder: the client's CPU is the node's loss.
+            guard let frame = try? JSONParser.parse(text.utf8), frame["type"]?.stringValue == "message",
+                let seq = frame["seq"]?.intValue
+            else { return nil }
+            if let sent = frame["payload"]?["t"]?.intValue.map(Int64.init) {
                 received.withLockedValue {
                     $0.latencies.append(now - sent)
                     $0.count += 1
                 }
             }
-            try await outbound.write(.text(#"{"type":"ack","upTo":\#(seq)}"#))
+            return #"{"type":"ack","upTo":\#(seq)}"#
         }
         // Device k's session is on node k mod N.
         let endpoints = setup.endpoints
@@ -183,22 +183,22 @@ struct BenchServerCommand: AsyncParsableCommand {
         guard recipientsOfNode.allSatisfy({ !$0.isEmpty }) else {
             throw BenchFailure("--devices must be at least 2 with several nodes")
         }
-        let start = ContinuousClock.now + .milliseconds(100)
+        let start = NIODeadline.now() + .milliseconds(100)
         let results = await withTaskGroup(of: PostStats.self) { tasks in
             for worker in 0..<workers {
+                let nextIndex = NIOLockedValueBox(worker)
                 tasks.addTask {
-                    var index = worker
                     let recipients = recipientsOfNode[worker % endpoints.count]
-                    return await BenchHTTPConnection.postMessages(
-                        to: endpoints[worker % endpoints.count], group: group, apiKey: apiKey
-                    ) {
-                        guard index < total else { return nil }
-                        // Open loop: message k is due at start + k / rate, late or not.
-                        let due = start + .nanoseconds(Int64(index) * 1_000_000_000 / Int64(rate))
-                        if due > ContinuousClock.now { try? await Task.sleep(until: due, clock: .continuous) }
-                        index += workers
-                        let user = recipients[Int.random(in: 0..<recipients.count)]
-                        return #"{"recipients":{"users":["\#(user)"]},"kind":"message","payload":{"t":\#(nanoseconds(ContinuousClock.now - origin))}}"#
+                    return await BenchPoster.run(to: endpoints[worker % endpoints.count], on: group.next(), apiKey: apiKey) {
+                        nextIndex.withLockedValue { index in
+                            guard index < total else { return .done }
+                            // Open loop: message k is due at start + k / rate, late or not.
+                            let due = start + .nanoseconds(Int64(index) * 1_000_000_000 / Int64(rate))
+                            if due > .now() { return .wait(until: due) }
+                            index += workers
+                            let user = recipients[Int.random(in: 0..<recipients.count)]
+                            return .send(#"{"recipients":{"users":["\#(user)"]},"kind":"message","payload":{"t":\#(nanoseconds(ContinuousClock.now - origin))}}"#)
+                        }
                     }
                 }
             }
@@ -206,7 +206,7 @@ struct BenchServerCommand: AsyncParsableCommand {
             for await stats in tasks { all.merge(stats) }
             return all
         }
-        let postingTime = secondsOf(ContinuousClock.now - start)
+        let postingTime = Double((NIODeadline.now() - start).nanoseconds) / 1e9
         // Stragglers: every accepted message should arrive.
         let deadline = ContinuousClock.now + .seconds(10)
         while received.withLockedValue({ $0.count }) < results.accepted, ContinuousClock.now < deadline {
@@ -233,7 +233,7 @@ struct BenchServerCommand: AsyncParsableCommand {
         let opening = ContinuousClock.now
         let opened = try await BenchSessions.open(
             credentials: credentials, endpoints: [setup.endpoint], group: setup.group, concurrency: connectConcurrency,
-            onMessage: { _, _ in })
+            onMessage: { _ in nil })
         let openTime = secondsOf(ContinuousClock.now - opening)
         try await Task.sleep(for: .seconds(3))  // Let the server settle.
         let after = serverPID.flatMap(residentKiB)
@@ -259,13 +259,6 @@ struct BenchFailure: Error, CustomStringConvertible {
 struct BenchEndpoint: Sendable {
     let host: String
     let port: Int
-}
-
-private struct BenchFrame: Decodable {
-    struct Payload: Decodable { let t: Int64? }
-    let type: String
-    let seq: Int64?
-    let payload: Payload?
 }
 
 struct PostStats: Sendable {
@@ -357,34 +350,6 @@ struct BenchHTTPConnection {
     }
 }
 
-extension BenchHTTPConnection {
-    /// Posts the `POST /v1/messages` bodies `next` hands out, one at a time over a keep-alive
-    /// connection, until it hands out nil. A failure loses the request in flight (counted) and a
-    /// new connection takes the rest.
-    static func postMessages(
-        to endpoint: BenchEndpoint, group: any EventLoopGroup, apiKey: String, _ next: () async -> String?
-    ) async -> PostStats {
-        var stats = PostStats()
-        var done = false
-        while !done {
-            do {
-                try await with(endpoint, group: group) { connection in
-                    while let body = await next() {
-                        let sent = ContinuousClock.now
-                        let (status, _) = try await connection.request(.POST, "/v1/messages", bearer: apiKey, body: body)
-                        stats.latencies.append(nanoseconds(ContinuousClock.now - sent))
-                        if (200..<300).contains(status) { stats.accepted += 1 } else { stats.refused += 1 }
-                    }
-                    done = true
-                }
-            } catch {
-                stats.failed += 1
-            }
-        }
-        return stats
-    }
-}
-
 /// Setup through the API: an app key, devices with user tokens.
 struct BenchSetup: Sendable {
     /// The nodes; setup (keys, registrations) goes through the first, all share one database.
@@ -450,101 +415,6 @@ struct BenchSetup: Sendable {
             var all = [String](repeating: "", count: pairs.count)
             for try await batch in tasks { for (index, credential) in batch { all[index] = credential } }
             return all
-        }
-    }
-}
-
-/// Sync sessions over real WebSockets (HummingbirdWSClient): hello with cursor 0, then every
-/// message frame goes to the handler; the connection stays open until the process ends.
-private enum BenchSessions {
-    typealias MessageHandler = @Sendable (String, WebSocketOutboundWriter) async throws -> Void
-
-    struct Opened: Sendable {
-        let count: Int
-        let firstError: String?
-        let live: NIOLockedValueBox<Int>
-        func alive() -> Int { live.withLockedValue { $0 } }
-    }
-
-    /// Session k goes to `endpoints[k % endpoints.count]`.
-    static func open(
-        credentials: [String], endpoints: [BenchEndpoint], group: any EventLoopGroup, concurrency: Int,
-        onMessage: @escaping MessageHandler
-    ) async throws -> Opened {
-        let logger = {
-            var logger = Logger(label: "beckon.bench.ws")
-            logger.logLevel = .critical
-            return logger
-        }()
-        let live = NIOLockedValueBox(0)
-        let urls = endpoints.map { "ws://\($0.host):\($0.port)/v1/sync" }
-        var opened = 0
-        var firstError: String?
-        await withTaskGroup(of: String?.self) { tasks in
-            var next = 0
-            func launch() {
-                let credential = credentials[next]
-                let url = urls[next % urls.count]
-                next += 1
-                tasks.addTask {
-                    do {
-                        try await openOne(url: url, credential: credential, group: group, logger: logger, live: live, onMessage: onMessage)
-                        return nil
-                    } catch {
-                        return "\(error)"
-                    }
-                }
-            }
-            while next < min(concurrency, credentials.count) { launch() }
-            for await failure in tasks {
-                if let failure { firstError = firstError ?? failure } else { opened += 1 }
-                if next < credentials.count { launch() }
-            }
-        }
-        return Opened(count: opened, firstError: firstError, live: live)
-    }
-
-    /// Returns once `welcome` has arrived; the session goes on in its own task.
-    private static func openOne(
-        url: String, credential: String, group: any EventLoopGroup, logger: Logger, live: NIOLockedValueBox<Int>,
-        onMessage: @escaping MessageHandler
-    ) async throws {
-        var headers = HTTPFields()
-        headers[.authorization] = "Bearer \(credential)"
-        headers[HTTPField.Name("Sec-WebSocket-Protocol")!] = "beckon.v2"
-        let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20, additionalHeaders: headers)
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let pending = NIOLockedValueBox<CheckedContinuation<Void, any Error>?>(continuation)
-            @Sendable func finish(_ result: Result<Void, any Error>) {
-                pending.withLockedValue {
-                    $0?.resume(with: result)
-                    $0 = nil
-                }
-            }
-            Task {
-                do {
-                    try await WebSocketClient.connect(url: url, configuration: configuration, eventLoopGroup: group, logger: logger) {
-                        inbound, outbound, _ in
-                        try await outbound.write(.text(#"{"type":"hello","version":2,"cursor":0}"#))
-                        var welcomed = false
-                        defer { if welcomed { live.withLockedValue { $0 -= 1 } } }
-                        for try await message in inbound.messages(maxSize: 1 << 20) {
-                            guard case .text(let text) = message else { continue }
-                            if !welcomed {
-                                guard text.contains(#""welcome""#) else { throw BenchFailure("expected welcome: \(text)") }
-                                welcomed = true
-                                live.withLockedValue { $0 += 1 }
-                                finish(.success(()))
-                                continue
-                            }
-                            try await onMessage(text, outbound)
-                        }
-                    }
-                    finish(.failure(BenchFailure("the session ended before welcome")))
-                } catch {
-                    finish(.failure(error))
-                }
-            }
         }
     }
 }
