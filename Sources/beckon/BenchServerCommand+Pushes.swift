@@ -43,11 +43,16 @@ extension BenchServerCommand {
                 tasks.addTask {
                     await BenchPoster.run(to: endpoints[worker % endpoints.count], on: group.next(), apiKey: apiKey) {
                         guard ContinuousClock.now < end else { return .done }
-                        // The next device of all: each request to a different one.
-                        let index = claimed.withLockedValue { next in
+                        // The next device of all: each request to a different one. With a second
+                        // message a device's pushes depend on the app's strategy (a `wake` app
+                        // coalesces them, rule 3), and the emulator's count would no longer say
+                        // whether every message was pushed: the round ends early instead.
+                        let index = claimed.withLockedValue { next -> Int? in
+                            guard next < userIDs.count else { return nil }
                             defer { next += 1 }
-                            return next % userIDs.count
+                            return next
                         }
+                        guard let index else { return .done }
                         return .send(#"{"recipients":{"users":["\#(userIDs[index])"]},"kind":"message","payload":{"text":"benchmark message","n":\#(index)}}"#)
                     }
                 }
@@ -57,6 +62,10 @@ extension BenchServerCommand {
             return all
         }
         let window = secondsOf(ContinuousClock.now - start)
+        if claimed.withLockedValue({ $0 }) >= userIDs.count {
+            print(String(format: "every one of the %ld devices had its message after %.3f s: the round ended early (give more --devices)",
+                userIDs.count, window))
+        }
         let inWindow = try await acceptedPushes(emulator, group: group) - before
         // Then every accepted message's push, or 30 s without one more.
         var pushed = inWindow
