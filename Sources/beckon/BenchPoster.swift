@@ -61,7 +61,7 @@ enum BenchPoster {
 }
 
 /// The poster's connection handler. Every call comes on the channel's event loop.
-private final class PostHandler: ChannelInboundHandler, RemovableChannelHandler {
+private final class PostHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
 

@@ -124,16 +124,18 @@ private final class SessionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var frame = unwrapInboundIn(data)
+        let frame = unwrapInboundIn(data)
+        // A server sends its frames unmasked (RFC 6455 §5.1); unmaskedData also copes if one did not.
+        var payload = frame.unmaskedData
         switch frame.opcode {
         case .text, .continuation:
-            text.writeBuffer(&frame.data)
+            text.writeBuffer(&payload)
             guard frame.fin else { return }
             let message = String(buffer: text)
             text.clear()
             received(message, context: context)
         case .ping:
-            send(frame.data, opcode: .pong, context: context)
+            send(payload, opcode: .pong, context: context)
         case .connectionClose:
             context.close(promise: nil)
         default:
