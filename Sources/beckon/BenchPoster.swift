@@ -12,7 +12,8 @@ import NIOPosix
 /// to the loop): 22–30 µs of the client's CPU a message in `accept`, 16–21 µs on the loop. Like
 /// wrk or h2load, this poster stays on its loop (BENCHMARKS.md, "A lighter load generator").
 enum BenchPoster {
-    /// What a poster does next. Asked on its event loop, after each answer and after each wait.
+    /// What a poster does next. Asked on its event loop, after each answer and after each wait,
+    /// with the number of requests this poster has sent so far (over all its connections).
     enum Step: Sendable {
         /// Post this body now.
         case send(String)
@@ -27,9 +28,10 @@ enum BenchPoster {
     /// `connectAttempts` failed connects in a row the poster gives up (each counted in `failed`).
     static func run(
         to endpoint: BenchEndpoint, on loop: any EventLoop, apiKey: String, connectAttempts: Int = 10,
-        next: @escaping @Sendable () -> Step
+        next: @escaping @Sendable (_ sent: Int) -> Step
     ) async -> PostStats {
         var stats = PostStats()
+        var sent = 0
         var failedConnects = 0
         while failedConnects < connectAttempts {
             let finished = loop.makePromise(of: PostHandler.Outcome.self)
@@ -39,7 +41,7 @@ enum BenchPoster {
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHTTPClientHandlers()
                         try channel.pipeline.syncOperations.addHandler(
-                            PostHandler(endpoint: endpoint, apiKey: apiKey, next: next, finished: finished))
+                            PostHandler(endpoint: endpoint, apiKey: apiKey, sent: sent, next: next, finished: finished))
                     }
                 }
                 .connect(host: endpoint.host, port: endpoint.port)
@@ -54,9 +56,15 @@ enum BenchPoster {
             failedConnects = 0
             guard let outcome = try? await finished.futureResult.get() else { continue }
             stats.merge(outcome.stats)
+            sent = outcome.sent
             if outcome.completed { break }
         }
         return stats
+    }
+
+    /// A `POST /v1/messages` body: one message to one user, with `payload` (a JSON object) as its payload.
+    static func message(to user: String, payload: String) -> String {
+        #"{"recipients":{"users":["\#(user)"]},"kind":"message","payload":\#(payload)}"#
     }
 }
 
@@ -67,24 +75,31 @@ private final class PostHandler: ChannelInboundHandler {
 
     struct Outcome: Sendable {
         var stats: PostStats
+        /// Requests sent by this poster so far, this connection's included.
+        var sent: Int
         /// The plan said `.done`; otherwise the connection ended first.
         var completed: Bool
     }
 
     private let head: HTTPRequestHead
-    private let next: @Sendable () -> BenchPoster.Step
+    private let next: @Sendable (Int) -> BenchPoster.Step
     private let finished: EventLoopPromise<Outcome>
     private var stats = PostStats()
+    private var sent: Int
     private var sentAt: NIODeadline?
     private var status = 0
     private var over = false
 
-    init(endpoint: BenchEndpoint, apiKey: String, next: @escaping @Sendable () -> BenchPoster.Step, finished: EventLoopPromise<Outcome>) {
+    init(
+        endpoint: BenchEndpoint, apiKey: String, sent: Int, next: @escaping @Sendable (Int) -> BenchPoster.Step,
+        finished: EventLoopPromise<Outcome>
+    ) {
         var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: "/v1/messages")
         head.headers.add(name: "Host", value: "\(endpoint.host):\(endpoint.port)")
         head.headers.add(name: "Content-Type", value: "application/json")
         head.headers.add(name: "Authorization", value: "Bearer \(apiKey)")
         self.head = head
+        self.sent = sent
         self.next = next
         self.finished = finished
     }
@@ -96,8 +111,9 @@ private final class PostHandler: ChannelInboundHandler {
 
     private func advance(context: ChannelHandlerContext) {
         guard !over else { return }
-        switch next() {
+        switch next(sent) {
         case .send(let body):
+            sent += 1
             var head = head
             let buffer = context.channel.allocator.buffer(string: body)
             head.headers.add(name: "Content-Length", value: String(buffer.readableBytes))
@@ -145,6 +161,6 @@ private final class PostHandler: ChannelInboundHandler {
     private func finish(completed: Bool) {
         guard !over else { return }
         over = true
-        finished.succeed(Outcome(stats: stats, completed: completed))
+        finished.succeed(Outcome(stats: stats, sent: sent, completed: completed))
     }
 }

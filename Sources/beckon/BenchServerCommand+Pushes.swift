@@ -41,7 +41,7 @@ extension BenchServerCommand {
         let results = await withTaskGroup(of: PostStats.self) { tasks in
             for worker in 0..<connections {
                 tasks.addTask {
-                    await BenchPoster.run(to: endpoints[worker % endpoints.count], on: group.next(), apiKey: apiKey) {
+                    await BenchPoster.run(to: endpoints[worker % endpoints.count], on: group.next(), apiKey: apiKey) { _ in
                         guard ContinuousClock.now < end else { return .done }
                         // The next device of all: each request to a different one. With a second
                         // message a device's pushes depend on the app's strategy (a `wake` app
@@ -53,7 +53,7 @@ extension BenchServerCommand {
                             return next
                         }
                         guard let index else { return .done }
-                        return .send(#"{"recipients":{"users":["\#(userIDs[index])"]},"kind":"message","payload":{"text":"benchmark message","n":\#(index)}}"#)
+                        return .send(BenchPoster.message(to: userIDs[index], payload: #"{"text":"benchmark message","n":\#(index)}"#))
                     }
                 }
             }

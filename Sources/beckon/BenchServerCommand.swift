@@ -113,17 +113,13 @@ struct BenchServerCommand: AsyncParsableCommand {
         let results = await withTaskGroup(of: PostStats.self) { tasks in
             for worker in 0..<workers {
                 let share = count / workers + (worker < count % workers ? 1 : 0)
-                let posted = NIOLockedValueBox(0)
                 tasks.addTask {
                     // Posters round-robin over the nodes: each node takes an equal share.
-                    await BenchPoster.run(to: endpoints[worker % endpoints.count], on: group.next(), apiKey: apiKey) {
-                        let next = posted.withLockedValue { next in
-                            defer { next += 1 }
-                            return next
-                        }
-                        guard next < share else { return .done }
-                        let index = worker + next * workers
-                        return .send(#"{"recipients":{"users":["\#(userIDs[index % userIDs.count])"]},"kind":"message","payload":{"text":"benchmark message","n":\#(index)}}"#)
+                    await BenchPoster.run(to: endpoints[worker % endpoints.count], on: group.next(), apiKey: apiKey) { sent in
+                        guard sent < share else { return .done }
+                        let index = worker + sent * workers
+                        return .send(BenchPoster.message(
+                            to: userIDs[index % userIDs.count], payload: #"{"text":"benchmark message","n":\#(index)}"#))
                     }
                 }
             }
@@ -186,19 +182,16 @@ struct BenchServerCommand: AsyncParsableCommand {
         let start = NIODeadline.now() + .milliseconds(100)
         let results = await withTaskGroup(of: PostStats.self) { tasks in
             for worker in 0..<workers {
-                let nextIndex = NIOLockedValueBox(worker)
                 tasks.addTask {
                     let recipients = recipientsOfNode[worker % endpoints.count]
-                    return await BenchPoster.run(to: endpoints[worker % endpoints.count], on: group.next(), apiKey: apiKey) {
-                        nextIndex.withLockedValue { index in
-                            guard index < total else { return .done }
-                            // Open loop: message k is due at start + k / rate, late or not.
-                            let due = start + .nanoseconds(Int64(index) * 1_000_000_000 / Int64(rate))
-                            if due > .now() { return .wait(until: due) }
-                            index += workers
-                            let user = recipients[Int.random(in: 0..<recipients.count)]
-                            return .send(#"{"recipients":{"users":["\#(user)"]},"kind":"message","payload":{"t":\#(nanoseconds(ContinuousClock.now - origin))}}"#)
-                        }
+                    return await BenchPoster.run(to: endpoints[worker % endpoints.count], on: group.next(), apiKey: apiKey) { sent in
+                        let index = worker + sent * workers
+                        guard index < total else { return .done }
+                        // Open loop: message k is due at start + k / rate, late or not.
+                        let due = start + .nanoseconds(Int64(index) * 1_000_000_000 / Int64(rate))
+                        if due > .now() { return .wait(until: due) }
+                        let user = recipients[Int.random(in: 0..<recipients.count)]
+                        return .send(BenchPoster.message(to: user, payload: #"{"t":\#(nanoseconds(ContinuousClock.now - origin))}"#))
                     }
                 }
             }

@@ -90,7 +90,11 @@ enum BenchSessions {
                 }
                 let configuration = NIOTypedHTTPClientUpgradeConfiguration(
                     upgradeRequestHead: request, upgraders: [upgrader],
-                    notUpgradingCompletionHandler: { $0.eventLoop.makeSucceededFuture(nil) })
+                    notUpgradingCompletionHandler: { channel in
+                        // Refused: nothing more will come on this connection.
+                        channel.close(promise: nil)
+                        return channel.eventLoop.makeSucceededFuture(nil)
+                    })
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
                         configuration: .init(upgradeConfiguration: configuration))
