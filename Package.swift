@@ -114,11 +114,13 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // SQLite's process-wide settings (`sqlite3_config` is variadic: Swift cannot call it).
+        .target(name: "CSQLiteSettings", dependencies: [.product(name: "GRDBSQLite", package: "GRDB.swift")]),
         // The durable store: apps, keys, devices, the per-user mailbox, cursors and read state.
         .target(
             name: "BeckonStore",
             dependencies: [
-                "BeckonProtocol", "BeckonJSON", "APNSCore",
+                "BeckonProtocol", "BeckonJSON", "APNSCore", "CSQLiteSettings",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -192,6 +194,7 @@ let package = Package(
             name: "BeckonStoreTests",
             dependencies: [
                 "BeckonStore", "BeckonProtocol", "APNSCore", "TestCapture", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]

@@ -1,3 +1,4 @@
+import CSQLiteSettings
 import Foundation
 import GRDB
 import Logging
@@ -22,6 +23,10 @@ public final class SQLiteStore: BeckonStore {
     let logger: Logger
     let now: @Sendable () -> Date
 
+    /// SQLite's process-wide settings (no allocation statistics), applied once, before the first
+    /// connection opens: SQLite refuses them after. 0 when they took.
+    private static let processSettings = beckon_sqlite_configure()
+
     /// Opens (creating if needed) the database and brings its schema up to date.
     ///
     /// - Parameter now: the clock for `createdAt`, token registration times and expiry; tests
@@ -34,6 +39,11 @@ public final class SQLiteStore: BeckonStore {
     ) throws {
         self.logger = logger
         self.now = now
+        if Self.processSettings != 0 {
+            logger.debug("SQLite was initialized before Beckon's settings; it keeps its defaults", metadata: [
+                "code": "\(Self.processSettings)"
+            ])
+        }
 
         var configuration = Configuration()
         configuration.label = "beckon.store"

@@ -35,13 +35,14 @@ enum BenchPoster {
         var failedConnects = 0
         while failedConnects < connectAttempts {
             let finished = loop.makePromise(of: PostHandler.Outcome.self)
+            let sentBefore = sent
             let connected = ClientBootstrap(group: loop)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHTTPClientHandlers()
                         try channel.pipeline.syncOperations.addHandler(
-                            PostHandler(endpoint: endpoint, apiKey: apiKey, sent: sent, next: next, finished: finished))
+                            PostHandler(endpoint: endpoint, apiKey: apiKey, sent: sentBefore, next: next, finished: finished))
                     }
                 }
                 .connect(host: endpoint.host, port: endpoint.port)

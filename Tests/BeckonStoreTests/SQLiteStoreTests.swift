@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Testing
 
 @testable import BeckonStore
@@ -28,6 +29,17 @@ import Testing
             let (written, read) = (try await store.writer.write(query), try await store.writer.read(query))
             #expect(written == 2)  // MEMORY
             #expect(read == 0)  // DEFAULT
+        }
+    }
+
+    /// SQLite keeps no allocation statistics: each allocation would take a mutex that every
+    /// connection shares. The memory it says it uses stays 0 while it holds pages.
+    @Test func sqliteKeepsNoAllocationStatistics() async throws {
+        try await withStore { store in
+            try await store.createApp(.fixture())
+            var (used, highest): (Int64, Int64) = (0, 0)
+            #expect(sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &used, &highest, 0) == SQLITE_OK)
+            #expect(used == 0)
         }
     }
 
