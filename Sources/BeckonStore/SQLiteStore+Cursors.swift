@@ -75,20 +75,23 @@ extension SQLiteStore {
         try await unreadCounts(of: [user])[user] ?? 0
     }
 
-    /// The counter (messages without expiry) plus the unexpired rows of `unread_expiring`:
-    /// two index lookups, whatever the size of the mailbox.
+    /// The counter (messages without expiry) plus the unexpired rows of `unread_expiring`: index
+    /// lookups whatever the size of the mailbox, by key lists (`forEachRow`), as a planning step
+    /// asks for every user of its batch at once.
     public func unreadCounts(of users: [UserRef]) async throws -> [UserRef: Int] {
+        guard !users.isEmpty else { return [:] }
         let now = timestamp
         return try await writer.read { db in
-            let counter = try db.cachedStatement(sql: "SELECT unread FROM user_sequence WHERE app_id = ? AND user_id = ?")
-            let expiring = try db.cachedStatement(sql: """
-                SELECT count(*) FROM unread_expiring WHERE app_id = ? AND user_id = ? AND expires_at > ?
-                """)
-            var counts: [UserRef: Int] = [:]
-            for user in users {
-                let lasting = try Int.fetchOne(counter, arguments: [user.appID, user.userID]) ?? 0
-                let unexpired = try Int.fetchOne(expiring, arguments: [user.appID, user.userID, now]) ?? 0
-                counts[user] = lasting + unexpired
+            var counts = Dictionary(users.map { ($0, 0) }, uniquingKeysWith: { first, _ in first })
+            let keys = users.lazy.map { (appID: $0.appID, key: $0.userID) }
+            try Self.forEachRow(db, select: "SELECT app_id, user_id, unread FROM user_sequence WHERE app_id = ? AND user_id IN", keys: keys) { row in
+                counts[UserRef(appID: row[0], userID: row[1]), default: 0] += row[2] as Int
+            }
+            // Rows past their expiry wait for `pruneExpiredUnread`; they are not counted.
+            try Self.forEachRow(
+                db, select: "SELECT app_id, user_id, expires_at FROM unread_expiring WHERE app_id = ? AND user_id IN", keys: keys
+            ) { row in
+                if row[2] as Int64 > now { counts[UserRef(appID: row[0], userID: row[1]), default: 0] += 1 }
             }
             return counts
         }

@@ -250,6 +250,37 @@ import Testing
         }
     }
 
+    /// A planning step asks for the counts of every user of its batch at once: each user gets
+    /// their own count (lasting and expiring messages, another app's kept apart), a user asked
+    /// for twice once, a user with no mailbox 0, however many users one read covers.
+    @Test func unreadCountsOfManyUsersAtOnce() async throws {
+        let clock = TestClock()
+        try await withEachStore(clock: clock) { store in
+            try await store.createApp(.fixture())
+            try await store.createApp(.fixture("mail"))
+            // User k of 300 (more than one key list) gets k % 4 lasting messages and k % 3 that expire.
+            let users = (0..<300).map { "u\($0)" }
+            for (k, user) in users.enumerated() {
+                let lasting = (0..<(k % 4)).map { _ in NewMessage(recipients: [user]) }
+                let expiring = (0..<(k % 3)).map { _ in NewMessage(recipients: [user], expiresAt: clock.now + 30) }
+                if !(lasting + expiring).isEmpty { _ = try await store.appendMessages(appID: "chat", lasting + expiring) }
+            }
+            _ = try await store.appendMessages(appID: "mail", [NewMessage(recipients: ["u1"]), NewMessage(recipients: ["u1"])])
+            let asked = users.map { UserRef(appID: "chat", userID: $0) } + [
+                UserRef(appID: "chat", userID: "u7"), UserRef(appID: "chat", userID: "nobody"), UserRef(appID: "mail", userID: "u1"),
+            ]
+            var counts = try await store.unreadCounts(of: asked)
+            #expect(counts.count == 302)
+            for (k, user) in users.enumerated() { #expect(counts[UserRef(appID: "chat", userID: user)] == k % 4 + k % 3, "\(user)") }
+            #expect(counts[UserRef(appID: "chat", userID: "nobody")] == 0)
+            #expect(counts[UserRef(appID: "mail", userID: "u1")] == 2)
+            // Once the expiring ones have expired, only the lasting ones count.
+            clock.advance(by: 31)
+            counts = try await store.unreadCounts(of: asked)
+            for (k, user) in users.enumerated() { #expect(counts[UserRef(appID: "chat", userID: user)] == k % 4, "\(user)") }
+        }
+    }
+
     @Test func isolationBetweenAppsAndUsers() async throws {
         try await withEachStore { store in
             try await store.createApp(.fixture("chat"))
