@@ -1,17 +1,52 @@
 import BeckonClient
 import BeckonProtocol
 
-/// CallKit as a log.
+/// CallKit as a log. It answers every report at once with `refusal` (nil: the call shows),
+/// unless `answersAtOnce` is off; then `answerPending()` answers what waits.
 public final class FakeCallReporter: CallReporterPort, @unchecked Sendable {
     private let lock = NSLockBox()
     public init() {}
-    private var _reports: [CallReport] = []
+    private var _reports: [CallIdentity] = []
     private var _ends: [(CallIdentity, CallEndOutcome)] = []
+    private var _refusal: CallRefusal?
+    private var _answersAtOnce = true
+    private var pending: [@Sendable (CallRefusal?) -> Void] = []
 
-    public var reports: [CallReport] { lock.run { _reports } }
+    /// The calls reported, in order.
+    public var reports: [CallIdentity] { lock.run { _reports } }
     public var ends: [(call: CallIdentity, outcome: CallEndOutcome)] { lock.run { _ends.map { (call: $0.0, outcome: $0.1) } } }
+    public var refusal: CallRefusal? {
+        get { lock.run { _refusal } }
+        set { lock.run { _refusal = newValue } }
+    }
+    public var answersAtOnce: Bool {
+        get { lock.run { _answersAtOnce } }
+        set { lock.run { _answersAtOnce = newValue } }
+    }
 
-    public func report(_ report: CallReport) { lock.run { _reports.append(report) } }
+    public func reportIncomingCall(
+        _ call: CallIdentity, display: CallDisplay, completion: @escaping @Sendable (CallRefusal?) -> Void
+    ) {
+        let answer = lock.run { () -> CallRefusal?? in
+            _reports.append(call)
+            guard _answersAtOnce else {
+                pending.append(completion)
+                return nil
+            }
+            return .some(_refusal)
+        }
+        if let answer { completion(answer) }
+    }
+
+    /// CallKit answers the reports it kept, with `refusal`.
+    public func answerPending() {
+        let (waiting, refusal) = lock.run {
+            defer { pending.removeAll() }
+            return (pending, _refusal)
+        }
+        for completion in waiting { completion(refusal) }
+    }
+
     public func endCall(_ call: CallIdentity, outcome: CallEndOutcome) { lock.run { _ends.append((call, outcome)) } }
 }
 

@@ -12,8 +12,8 @@ public struct TestStore: Sendable {
         path = directory.appendingPathComponent("client.sqlite").path
     }
 
-    public func open(clock: any ClientClock) throws -> ClientStore {
-        try ClientStore(path: path, clock: clock)
+    public func open(clock: any ClientClock, observesSuspension: Bool = false) throws -> ClientStore {
+        try ClientStore(path: path, clock: clock, observesSuspension: observesSuspension)
     }
 
     public func remove() {

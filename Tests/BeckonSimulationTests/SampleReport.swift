@@ -113,7 +113,7 @@ enum SampleReport {
         at(80, bob, .pushSent(push: "p-b3", type: "voip", priority: 10, reason: "call")),
         at(80.02, bob, .pushAccepted(push: "p-b3")),
         at(80.2, bob, .pushDelivered(push: "p-b3", type: "voip")),
-        at(80.3, bob, .callReported(callID: "c-1", ended: false)),
+        at(80.3, bob, .callReported(callID: "c-1")),
         at(86, bob, .callEnded(callID: "c-1", outcome: "declined")),
         at(90, bob, .user("swipe-away")),
         at(90, bob, .appState(.killedByUser)),

@@ -26,8 +26,14 @@ public final class CallCoordinator: Sendable {
     /// PushKit's handler, synchronous as PushKit requires (apns.md E.6): the report is made
     /// before this returns, whatever `handler` decides. A call the device already knows ended,
     /// or a push that names no call, is reported and ended without asking `handler`.
+    ///
+    /// `completion` is PushKit's completion handler: called once CallKit has answered the
+    /// report, not before (apns.md E.9). A call CallKit refused (Focus, Do Not Disturb, a
+    /// blocked caller) is not ringing here.
     @discardableResult
-    public func receiveVoIPPush(_ payload: JSONValue, handler: (VoIPPush) -> CallReport) -> CallReport {
+    public func receiveVoIPPush(
+        _ payload: JSONValue, handler: (VoIPPush) -> CallReport, completion: @escaping @Sendable () -> Void = {}
+    ) -> CallReport {
         let push = VoIPPush(payload: payload, sealKey: sealKey)
         let report: CallReport
         if let outcome = endedOutcome(push.call.callID) {
@@ -40,7 +46,19 @@ public final class CallCoordinator: Sendable {
         if report.kind == .incoming {
             state.withLock { $0.ringing[report.call.callID] = report.call }
         }
-        reporter.report(report)
+        let reporter = self.reporter
+        reporter.reportIncomingCall(report.call, display: report.display) { [state] refusal in
+            switch (report.kind, refusal) {
+            case (.alreadyEnded(let outcome), nil):
+                // Shown for a moment, then ended, as Element X does for a call already over.
+                reporter.endCall(report.call, outcome: outcome)
+            case (.incoming, .some(let refusal)) where refusal != .alreadyReported:
+                _ = state.withLock { $0.ringing.removeValue(forKey: report.call.callID) }
+            default:
+                break
+            }
+            completion()
+        }
         return report
     }
 

@@ -1,7 +1,8 @@
 import BeckonJSON
 
-/// What the app's delegates report to `BeckonApp`, one case per UIKit callback (the iOS adapter
-/// `BeckonAppDelegateBridge` forwards them; an app without it calls `BeckonApp.handle` itself).
+/// What the app's delegates and UIKit's notifications report to `BeckonApp`, one case per
+/// callback (the iOS adapters `BeckonAppDelegateBridge` and `UIApplicationLifecycle` forward
+/// them; an app without them calls `BeckonApp.handle` itself).
 public enum AppEvent: Sendable {
     /// `application(_:didFinishLaunchingWithOptions:)`, with the launch options' remote
     /// notification if there is one.
@@ -12,11 +13,14 @@ public enum AppEvent: Sendable {
     case didEnterBackground
     /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`.
     case didReceiveRemoteNotification(JSONValue, state: ApplicationState, completion: BackgroundCompletion)
-    /// `userNotificationCenter(_:didReceive:withCompletionHandler:)` for the default action.
-    case didTapNotification(identifier: String, userInfo: JSONValue)
+    /// `userNotificationCenter(_:didReceive:withCompletionHandler:)`: opened, dismissed, or one
+    /// of the app's actions.
+    case notificationResponse(NotificationResponse)
     /// The network is usable again (`NWPathMonitor` reports `.satisfied`): a session waiting
     /// out its backoff reconnects now.
     case networkAvailable
-    /// The UI is up: taps are opened with `open` from now on, a kept one at once.
-    case ready(open: @Sendable (NotificationTap) -> Void)
+    /// The device was unlocked: protected data is readable again (apns.md E.9).
+    case protectedDataDidBecomeAvailable
+    /// The UI is up: taps are opened with `open`, on the main actor, from now on; a kept one at once.
+    case ready(open: @MainActor @Sendable (NotificationTap) -> Void)
 }

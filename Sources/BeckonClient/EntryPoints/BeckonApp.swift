@@ -8,7 +8,13 @@ import Foundation
 /// ready, notifications posted and removed by message id, calls reported.
 ///
 /// The app holds the lease while it syncs; asking for it preempts an extension that holds it
-/// (docs/design.md, "Sync roles"). It lets go before it may be suspended.
+/// (docs/design.md, "Sync roles"). It lets go before it may be suspended, and only then calls a
+/// completion handler or ends its background task: iOS may suspend the app the moment it does
+/// (apns.md E.9).
+///
+/// One process holds one app session at a time (a second one would replace the first with
+/// 4001): being in front, a background push and a ringing call are reasons to hold it, and it
+/// closes when the last reason goes.
 public actor BeckonApp {
     public struct Configuration: Sendable {
         public var endpoint: SyncEndpoint
@@ -26,12 +32,17 @@ public actor BeckonApp {
         /// How long a session stays open for a call that rings after a VoIP push, at most: the
         /// call's end arrives over it (rule 6). The server gives up ringing after 45 s.
         public var ringingSessionLimit: Duration
+        /// How long saying `bye`, letting the lease go and suspending the store may take before a
+        /// background completion handler is called anyway: the deadline plus this stays inside
+        /// iOS's 30 s (apns.md E.3).
+        public var backgroundCleanupLimit: Duration
 
         public init(
             endpoint: SyncEndpoint, window: Int? = nil, backoff: ReconnectBackoff = ReconnectBackoff(),
             backgroundDeadline: Duration = .seconds(25), leaseTimeout: Duration = .seconds(3),
             showsNotificationsWhileForeground: Bool = false, sealKey: Data? = nil,
-            leaseTiming: LeaseLock.Timing = LeaseLock.Timing(), ringingSessionLimit: Duration = .seconds(60)
+            leaseTiming: LeaseLock.Timing = LeaseLock.Timing(), ringingSessionLimit: Duration = .seconds(60),
+            backgroundCleanupLimit: Duration = .seconds(3)
         ) {
             self.endpoint = endpoint
             self.window = window
@@ -42,6 +53,7 @@ public actor BeckonApp {
             self.sealKey = sealKey
             self.leaseTiming = leaseTiming
             self.ringingSessionLimit = ringingSessionLimit
+            self.backgroundCleanupLimit = backgroundCleanupLimit
         }
     }
 
@@ -68,10 +80,25 @@ public actor BeckonApp {
         }
     }
 
+    /// Why the app holds its session.
+    private enum Reason: Hashable {
+        case foreground
+        case background
+        case ringing(callID: String)
+    }
+
+    /// The app's one session and the lease it writes with.
+    private struct Live {
+        var session: SyncSession
+        var writer: LeaseGuard
+    }
+
     /// One background sync, shared by the pushes that arrive while it runs.
     private struct BackgroundRun {
         var id: Int
         var completions: [BackgroundCompletion]
+        /// Messages the session had stored when the run joined it.
+        var storedBefore = 0
         var session: SyncSession?
     }
 
@@ -83,8 +110,12 @@ public actor BeckonApp {
     let ports: Ports
 
     private var router = EntryPointRouter()
-    private var opener: (@Sendable (NotificationTap) -> Void)?
-    private var foreground: (session: SyncSession, writer: LeaseGuard)?
+    private var opener: (@MainActor @Sendable (NotificationTap) -> Void)?
+    private var actionHandler: (@Sendable (NotificationResponse) async -> Void)?
+    private var reasons: Set<Reason> = []
+    private var live: Live?
+    private var opening: Task<Live?, Never>?
+    private var closing: Task<Void, Never>?
     private var foregroundStarting: Task<Void, Never>?
     private var background: BackgroundRun?
     private var nextRunID = 0
@@ -94,7 +125,8 @@ public actor BeckonApp {
     private var runner: Task<Void, Never>?
 
     private enum Input: Sendable {
-        case event(AppEvent)
+        /// `activity`: the background task begun while UIKit's callback was still running.
+        case event(AppEvent, activity: BackgroundActivity?)
         /// A VoIP push was reported as a ringing call.
         case ringing(callID: String)
         case barrier(CheckedContinuation<Void, Never>)
@@ -119,9 +151,23 @@ public actor BeckonApp {
     }
 
     /// Reports an entry point. Synchronous, so UIKit's callbacks forward in their own order.
+    /// Leaving the foreground begins a background task here, while UIKit's callback still runs,
+    /// so the time to say `bye` is bought before iOS could suspend the app.
     public nonisolated func handle(_ event: AppEvent) {
-        inboxContinuation.yield(.event(event))
+        // Every entry point but the last may write: GRDB asks for a resume in each (apns.md E.9).
+        if case .didEnterBackground = event {} else { store.resume() }
+        var activity: BackgroundActivity?
+        if case .didEnterBackground = event, let backgroundTime = ports.backgroundTime {
+            activity = BackgroundActivity("beckon.stop", port: backgroundTime)
+        }
+        inboxContinuation.yield(.event(event, activity: activity))
         Task { await self.startIfNeeded() }
+    }
+
+    /// Follows UIKit's application-state notifications, which UIKit posts with or without scenes
+    /// (`AppLifecyclePort`). Call once, at launch; the app then forwards no lifecycle method.
+    public nonisolated func observeLifecycle(_ lifecycle: any AppLifecyclePort) {
+        lifecycle.observe { [weak self] event in self?.handle(event.appEvent) }
     }
 
     /// Returns once every event reported before has been handled (not the background work it
@@ -131,12 +177,17 @@ public actor BeckonApp {
         await withCheckedContinuation { inboxContinuation.yield(.barrier($0)) }
     }
 
-    /// PushKit's handler (synchronous; apns.md E.6). See `CallCoordinator.receiveVoIPPush`.
-    /// A call that rings keeps a session open until it stops ringing, so that its end on
-    /// another device reaches this one (rule 6: the server sends no push for it).
+    /// PushKit's handler (synchronous; apns.md E.6). See `CallCoordinator.receiveVoIPPush`;
+    /// `completion` is PushKit's, called once CallKit has answered. A call that rings keeps a
+    /// session open until it stops ringing, so that its end on another device reaches this one
+    /// (rule 6: the server sends no push for it).
     @discardableResult
-    public nonisolated func receiveVoIPPush(_ payload: JSONValue, handler: (VoIPPush) -> CallReport) -> CallReport {
-        let report = calls.receiveVoIPPush(payload, handler: handler)
+    public nonisolated func receiveVoIPPush(
+        _ payload: JSONValue, handler: (VoIPPush) -> CallReport, completion: @escaping @Sendable () -> Void = {}
+    ) -> CallReport {
+        // PushKit may resume a suspended app: its store takes locks again (apns.md E.9).
+        store.resume()
+        let report = calls.receiveVoIPPush(payload, handler: handler, completion: completion)
         if report.kind == .incoming {
             inboxContinuation.yield(.ringing(callID: report.call.callID))
             Task { await self.startIfNeeded() }
@@ -144,11 +195,27 @@ public actor BeckonApp {
         return report
     }
 
-    /// `userNotificationCenter(_:willPresent:)`: whether to show an alert that arrives while the
-    /// app is in front. Not when the app shows it itself, nor when it is read already.
-    public func willPresent(identifier: String, userInfo: JSONValue) async -> Bool {
-        let ids = BeckonPushPayload(payload: userInfo)?.ids ?? [identifier]
-        return await presenter.shouldPresent(identifier: identifier, messageIDs: ids, as: foreground?.writer)
+    /// `userNotificationCenter(_:willPresent:)`: how to present a notification that arrives
+    /// while the app is in front. One of the app's own notifications is the app's to decide
+    /// (`.notBeckon`); Beckon's shows unless the app shows it itself or it is read already.
+    public func willPresent(identifier: String, userInfo: JSONValue) async -> ForegroundPresentation {
+        guard let beckon = BeckonPushPayload(payload: userInfo) else { return .notBeckon }
+        let ids = beckon.ids.isEmpty ? [identifier] : beckon.ids
+        let show = await presenter.shouldPresent(identifier: identifier, messageIDs: ids, as: live?.writer)
+        return show ? .show : .hide
+    }
+
+    /// `userNotificationCenter(_:didReceive:)`: returns once the response was handled (a tap
+    /// routed, a "mark read" stored), so the adapter calls iOS's completion handler after.
+    public func respond(to response: NotificationResponse) async {
+        handle(.notificationResponse(response))
+        await settled()
+    }
+
+    /// Handles the app's own notification actions (`NotificationResponse.Action.custom`), except
+    /// `NotificationResponse.markReadAction`, which the SDK carries out itself.
+    public func setActionHandler(_ handler: @escaping @Sendable (NotificationResponse) async -> Void) {
+        actionHandler = handler
     }
 
     /// The user read these messages in the app: stored, their notifications removed, the badge
@@ -162,11 +229,11 @@ public actor BeckonApp {
             await self.presenter.clear(messageIDs: ids, as: writer)
             await self.presenter.setBadge(badge)
         }
-        foreground?.session.sendReadMarkers(ids)
+        live?.session.sendReadMarkers(ids)
     }
 
     /// The session that runs while the app is in front, if any.
-    public var foregroundSession: SyncSession? { foreground?.session }
+    public var foregroundSession: SyncSession? { reasons.contains(.foreground) ? live?.session : nil }
 
     /// The router's state (for tests and diagnostics).
     public var routerState: EntryPointRouter { router }
@@ -182,15 +249,13 @@ public actor BeckonApp {
         for await input in inbox {
             switch input {
             case .barrier(let continuation): continuation.resume()
-            case .event(let event): await process(event)
+            case .event(let event, let activity): await process(event, activity: activity)
             case .ringing(let callID): startRingingSync(callID)
             }
         }
     }
 
-    private func process(_ event: AppEvent) async {
-        // Every entry point but the last may write: the store takes locks again.
-        if case .didEnterBackground = event {} else { store.resume() }
+    private func process(_ event: AppEvent, activity: BackgroundActivity?) async {
         switch event {
         case .didFinishLaunching(let notification):
             await perform(router.handle(.didFinishLaunching(withNotification: notification != nil)), completion: nil)
@@ -202,18 +267,39 @@ public actor BeckonApp {
             await perform(router.handle(.willResignActive), completion: nil)
         case .didEnterBackground:
             await perform(router.handle(.didEnterBackground), completion: nil)
+            leaveForeground(activity)
         case .didReceiveRemoteNotification(let payload, let state, let completion):
             let notification = RemoteNotification(payload: payload)
             await perform(router.handle(.remoteNotification(notification, state: state)), completion: completion)
             // Every path calls it once; this is the net under them (a second call does nothing).
-            if !(background?.completions.contains { $0 === completion } ?? false) { completion(.noData) }
-        case .didTapNotification(let identifier, let userInfo):
-            await perform(router.handle(.notificationTapped(NotificationTap(identifier: identifier, payload: userInfo))), completion: nil)
+            if !(background?.completions.contains { $0 === completion } ?? false) {
+                suspendIfIdle()
+                completion(.noData)
+            }
+        case .notificationResponse(let response):
+            await respond(response)
         case .ready(let open):
             opener = open
             await perform(router.handle(.appReady), completion: nil)
         case .networkAvailable:
             await perform(router.handle(.networkAvailable), completion: nil)
+        case .protectedDataDidBecomeAvailable:
+            break
+        }
+    }
+
+    private func respond(_ response: NotificationResponse) async {
+        switch response.action {
+        case .open:
+            await perform(router.handle(.notificationTapped(response.tap)), completion: nil)
+        case .dismiss:
+            break
+        case .custom(NotificationResponse.markReadAction, _):
+            // The action may have launched the app in the background: write, then suspend again.
+            try? await markRead(response.messageIDs)
+            suspendIfIdle()
+        case .custom:
+            await actionHandler?(response)
         }
     }
 
@@ -225,7 +311,6 @@ public actor BeckonApp {
                 startForeground()
             case .stopForegroundSync:
                 await presenter.setForeground(false)
-                stopForeground()
             case .backgroundSync:
                 if let completion { startBackgroundSync(completion) }
             case .applyPush(let notification):
@@ -233,20 +318,23 @@ public actor BeckonApp {
             case .clearAllNotifications:
                 try? await withWriter { writer in await self.presenter.clearAll(as: writer) }
             case .complete(let result):
-                completion?(result)
+                if let completion, !completion.wasCalled {
+                    suspendIfIdle()
+                    completion(result)
+                }
             case .open(let tap):
-                opener?(tap)
+                if let opener { await MainActor.run { opener(tap) } }
             case .reconcileNotifications:
                 try? await withWriter { writer in await self.presenter.reconcile(as: writer) }
             case .reconnectNow:
-                foreground?.session.reconnectNow()
+                live?.session.reconnectNow()
             }
         }
     }
 
-    /// Runs `body` with the lease: the foreground session's, or a short one of its own.
+    /// Runs `body` with the lease: the live session's, or a short one of its own.
     private func withWriter(_ body: @Sendable (LeaseGuard) async throws -> Void) async throws {
-        if let writer = foreground?.writer, writer.isHeld {
+        if let writer = live?.writer, writer.isHeld {
             try await body(writer)
         } else {
             try await lock.withLease(timeout: configuration.leaseTimeout, body)
@@ -269,102 +357,143 @@ public actor BeckonApp {
         }
     }
 
-    // MARK: Foreground
+    // MARK: The session
 
-    private func startForeground() {
-        guard foreground == nil, foregroundStarting == nil else { return }
-        foregroundStarting = Task { await self.openForegroundSession() }
-    }
-
-    private func openForegroundSession() async {
-        defer { foregroundStarting = nil }
-        var attempt = 0
-        while router.isActive && foreground == nil {
-            do {
-                let writer = try await lock.acquire(timeout: configuration.leaseTimeout)
-                guard router.isActive else {
-                    await writer.release()
-                    return
-                }
-                let session = makeSession(writer: writer)
-                foreground = (session, writer)
-                await session.start()
-                Task { await self.watchForeground(session) }
-                return
-            } catch {
-                // The extension did not let go in time (or the store failed): try again.
-                attempt += 1
-                try? await ports.clock.sleep(for: configuration.backoff.delay(attempt: attempt, unit: jitter.next()))
-            }
+    /// The app's session, opened for `reason` unless one is open already (it is shared: a second
+    /// session of the app's role would replace the first, 4001). Nil if the lease could not be
+    /// had in time.
+    private func session(for reason: Reason) async -> SyncSession? {
+        reasons.insert(reason)
+        if let live { return live.session }
+        let opened: Live?
+        if let opening {
+            opened = await opening.value
+        } else {
+            let task = Task { await self.open() }
+            opening = task
+            opened = await task.value
+            if opening == task { opening = nil }
         }
+        if opened == nil { reasons.remove(reason) }
+        return opened?.session
     }
 
-    /// A foreground session that stops on its own (revoked, a protocol error, the lease lost)
-    /// gives the lease back; the next `didBecomeActive` starts another.
-    private func watchForeground(_ session: SyncSession) async {
-        let reason = await session.untilStopped()
-        guard reason != .requested, let current = foreground, current.session === session else { return }
-        foreground = nil
-        await current.writer.release()
-    }
-
-    private func stopForeground() {
-        foregroundStarting?.cancel()
-        guard let (session, writer) = foreground else {
-            suspendIfIdle()
-            return
-        }
-        foreground = nil
-        // `bye`, the last commits and the lease's release before iOS suspends the app: a
-        // background task buys the time (docs/design.md, "A lease, not a held file lock").
-        let backgroundTime = ports.backgroundTime
-        let token = backgroundTime?.begin("beckon.stop", expired: { session.preempt() })
-        Task {
-            await session.stopAndWait()
+    private func open() async -> Live? {
+        // A session still saying `bye` finishes first: its server side must not replace the new one.
+        await closing?.value
+        guard let writer = try? await lock.acquire(timeout: configuration.leaseTimeout) else { return nil }
+        guard !reasons.isEmpty else {
             await writer.release()
-            self.suspendIfIdle()
-            if let token { backgroundTime?.end(token) }
+            return nil
         }
-    }
-
-    private func suspendIfIdle() {
-        if !router.isActive && foreground == nil && background == nil { store.suspend() }
-    }
-
-    private func makeSession(writer: LeaseGuard) -> SyncSession {
-        SyncSession(
+        nextRunID += 1
+        let session = SyncSession(
             configuration: SyncSession.Configuration(
                 endpoint: configuration.endpoint, role: .app, window: configuration.window, backoff: configuration.backoff),
             store: store, writer: writer, transport: ports.transport, clock: ports.clock, presenter: presenter,
             calls: calls, jitter: JitterSource(seed: UInt64(bitPattern: Int64(nextRunID)) &+ 0x5EED))
+        let opened = Live(session: session, writer: writer)
+        live = opened
+        await session.start()
+        Task { await self.watch(session) }
+        return opened
+    }
+
+    /// A session that stops on its own (revoked, a protocol error, the lease lost) gives the
+    /// lease back; in front, the next `didBecomeActive` opens another.
+    private func watch(_ session: SyncSession) async {
+        let reason = await session.untilStopped()
+        guard reason != .requested, let current = live, current.session === session else { return }
+        live = nil
+        await current.writer.release()
+        suspendIfIdle()
+    }
+
+    /// `reason` no longer needs the session; the last one closes it: `bye`, the last commits,
+    /// the lease let go, the store suspended. Returns once that is done.
+    private func drop(_ reason: Reason) async {
+        reasons.remove(reason)
+        guard reasons.isEmpty, let current = live else {
+            await closing?.value
+            suspendIfIdle()
+            return
+        }
+        live = nil
+        let task = Task {
+            await current.session.stopAndWait()
+            await current.writer.release()
+        }
+        closing = task
+        await task.value
+        if closing == task { closing = nil }
+        suspendIfIdle()
+    }
+
+    /// No SQLite lock from here until the next entry point (0xdead10cc, apns.md E.9): only when
+    /// nothing of the app's runs.
+    private func suspendIfIdle() {
+        if !router.isActive && reasons.isEmpty && live == nil && opening == nil && background == nil {
+            store.suspend()
+        }
+    }
+
+    // MARK: Foreground
+
+    private func startForeground() {
+        guard !reasons.contains(.foreground) || live == nil, foregroundStarting == nil else { return }
+        foregroundStarting = Task { await self.openForeground() }
+    }
+
+    private func openForeground() async {
+        defer { foregroundStarting = nil }
+        var attempt = 0
+        while router.isActive {
+            if await session(for: .foreground) != nil {
+                if !router.isActive { await drop(.foreground) }
+                return
+            }
+            // The extension did not let go in time (or the store failed): try again.
+            attempt += 1
+            try? await ports.clock.sleep(for: configuration.backoff.delay(attempt: attempt, unit: jitter.next()))
+        }
+    }
+
+    /// In the background task begun with `didEnterBackground`: `bye`, the last commits and the
+    /// lease let go before iOS suspends the app (docs/design.md, "A lease, not a held file
+    /// lock"). If iOS takes the time back first, the session stops at once and the store takes
+    /// no more locks, before the task ends (`BackgroundActivity`).
+    private func leaveForeground(_ activity: BackgroundActivity?) {
+        foregroundStarting?.cancel()
+        let session = live?.session
+        let store = self.store
+        activity?.onExpiry {
+            session?.preempt()
+            store.suspend()
+        }
+        Task {
+            await self.drop(.foreground)
+            activity?.end()
+        }
     }
 
     // MARK: Ringing
 
     private func startRingingSync(_ callID: String) {
-        // In front, the foreground session hears the end.
+        // In front, the session is open already and hears the end.
         guard !router.isActive else { return }
         Task { await self.runRingingSync(callID) }
     }
 
-    /// Holds a session while `callID` rings here, up to `ringingSessionLimit`, or until the app
-    /// comes to the front (its own session takes over).
+    /// Holds the session while `callID` rings here, up to `ringingSessionLimit`.
     private func runRingingSync(_ callID: String) async {
-        guard let writer = try? await lock.acquire(timeout: configuration.leaseTimeout) else { return }
-        guard !router.isActive else {
-            await writer.release()
-            return
-        }
-        let session = makeSession(writer: writer)
-        await session.start()
+        let reason = Reason.ringing(callID: callID)
+        guard await session(for: reason) != nil else { return }
         let clock = ports.clock
         let until = clock.now().addingTimeInterval(configuration.ringingSessionLimit.timeInterval)
-        while calls.ringingCalls.contains(where: { $0.callID == callID }), clock.now() < until, !router.isActive {
+        while calls.ringingCalls.contains(where: { $0.callID == callID }), clock.now() < until, live != nil {
             do { try await clock.sleep(for: .seconds(1)) } catch { break }
         }
-        await session.stopAndWait()
-        await writer.release()
-        suspendIfIdle()
+        await drop(reason)
     }
 
     // MARK: Background
@@ -376,7 +505,7 @@ public actor BeckonApp {
         }
         nextRunID += 1
         let id = nextRunID
-        background = BackgroundRun(id: id, completions: [completion], session: nil)
+        background = BackgroundRun(id: id, completions: [completion])
         let clock = ports.clock
         let deadline = configuration.backgroundDeadline
         Task {
@@ -387,50 +516,63 @@ public actor BeckonApp {
     }
 
     private func runBackgroundSync(_ id: Int) async {
-        // Still in front (inactive, seed 001's app-switcher case): the live session carries the
-        // message. A second session of the same role would replace it (4001).
-        if let (session, _) = foreground {
-            let before = await session.newMessageCount
-            let caughtUp = await session.untilCaughtUp()
-            let stored = await session.newMessageCount - before
-            finishBackground(id, !caughtUp ? .failed : (stored > 0 ? .newData : .noData))
+        // Shared with the session already open, if any (in front but inactive, seed 001's
+        // app-switcher case; or a ringing call): a second one would replace it (4001).
+        let joining = live != nil
+        guard let session = await session(for: .background) else {
+            await finishBackground(id, .failed)
             return
         }
-        let writer: LeaseGuard
-        do {
-            writer = try await lock.acquire(timeout: configuration.leaseTimeout)
-        } catch {
-            finishBackground(id, .failed)
-            return
-        }
-        guard background?.id == id else {
-            await writer.release()
-            return
-        }
-        await presenter.reconcile(as: writer)
-        let session = makeSession(writer: writer)
+        guard background?.id == id else { return }
+        let storedBefore = joining ? await session.newMessageCount : 0
+        background?.storedBefore = storedBefore
         background?.session = session
-        await session.start()
+        if !joining, let writer = live?.writer { await presenter.reconcile(as: writer) }
         let caughtUp = await session.untilCaughtUp()
-        let result: BackgroundFetchResult = !caughtUp ? .failed : (await session.newMessageCount > 0 ? .newData : .noData)
-        finishBackground(id, result)
-        await session.stopAndWait()
-        await writer.release()
-        suspendIfIdle()
+        let stored = await session.newMessageCount - storedBefore
+        await finishBackground(id, !caughtUp ? .failed : (stored > 0 ? .newData : .noData))
     }
 
-    /// The internal deadline: the completion handlers are called now, with what was stored so
-    /// far, and the session is told to stop.
+    /// The internal deadline: the session is let go and the completion handlers are called with
+    /// what was stored so far.
     private func backgroundDeadlineReached(_ id: Int) async {
         guard let run = background, run.id == id else { return }
-        let stored = await run.session?.newMessageCount ?? 0
-        finishBackground(id, stored > 0 ? .newData : .failed)
-        run.session?.stop()
+        let stored = await (run.session?.newMessageCount ?? 0) - run.storedBefore
+        await finishBackground(id, stored > 0 ? .newData : .failed)
     }
 
-    private func finishBackground(_ id: Int, _ result: BackgroundFetchResult) {
+    /// Cleans up first — `bye`, the lease let go, the store suspended — and then calls the
+    /// completion handlers, since iOS may suspend the app as soon as the last one returns
+    /// (apns.md E.9). The clean-up gets `backgroundCleanupLimit`; past it the store is
+    /// suspended (no new lock) and the handlers are called anyway.
+    private func finishBackground(_ id: Int, _ result: BackgroundFetchResult) async {
         guard let run = background, run.id == id else { return }
         background = nil
+        let cleanup = Task { await self.drop(.background) }
+        let cleanedUp = await Self.first(cleanup, orAfter: configuration.backgroundCleanupLimit, on: ports.clock)
+        if !cleanedUp && !router.isActive && reasons.isEmpty { store.suspend() }
         for completion in run.completions { completion(result) }
+    }
+
+    /// Whether `task` finished within `limit` (it goes on either way).
+    private static func first(_ task: Task<Void, Never>, orAfter limit: Duration, on clock: any ClientClock) async -> Bool {
+        let outcome = Locked<CheckedContinuation<Bool, Never>?>(nil)
+        let resume = { @Sendable (finished: Bool) in
+            outcome.withLock { continuation in
+                continuation?.resume(returning: finished)
+                continuation = nil
+            }
+        }
+        var timer: Task<Void, Never>?
+        let finished = await withCheckedContinuation { continuation in
+            outcome.withLock { $0 = continuation }
+            Task { await task.value; resume(true) }
+            timer = Task {
+                guard (try? await clock.sleep(for: limit)) != nil else { return }
+                resume(false)
+            }
+        }
+        timer?.cancel()
+        return finished
     }
 }

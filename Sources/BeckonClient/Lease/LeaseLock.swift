@@ -42,6 +42,8 @@ public actor LeaseLock {
     private var guards: [Int: WeakGuard] = [:]
     private var nextGuardID = 0
     private var knownGeneration: Int64?
+    /// Until when the last successful take or renewal holds the row for this process.
+    private var heldUntil: Date?
     private var renewal: Task<Void, Never>?
     private var yielding = false
     private var revocationHandlers: [Int: @Sendable (Revocation) async -> Void] = [:]
@@ -79,6 +81,7 @@ public actor LeaseLock {
                 if let grant = try store.takeLease(key: key, holder: holder, duration: timing.leaseDuration) {
                     let isDirty = knownGeneration.map { $0 != grant.generation } ?? false
                     knownGeneration = grant.generation
+                    heldUntil = clock.now().addingTimeInterval(timing.leaseDuration.timeInterval)
                     let leaseGuard = makeGuard(generation: grant.generation, isDirty: isDirty)
                     startRenewing()
                     return leaseGuard
@@ -180,7 +183,12 @@ public actor LeaseLock {
         do {
             grant = try store.takeLease(key: key, holder: holder, duration: timing.leaseDuration)
         } catch {
-            grant = nil
+            // The write failed (the file busy past the timeout, the store suspended for a
+            // moment): that says nothing about who holds the row. Keep trying while the last
+            // renewal still covers us; only once it has run out may another process have it.
+            if let heldUntil, clock.now() < heldUntil { return true }
+            await revoke(.lost, releaseRow: false)
+            return false
         }
         guard let grant, grant.generation == knownGeneration else {
             // Someone else holds it now (this process was frozen past its expiry): every guard
@@ -188,6 +196,7 @@ public actor LeaseLock {
             await revoke(.lost, releaseRow: false)
             return false
         }
+        heldUntil = clock.now().addingTimeInterval(timing.leaseDuration.timeInterval)
         if grant.preemptionRequested {
             await yieldToApp()
             return !guards.isEmpty

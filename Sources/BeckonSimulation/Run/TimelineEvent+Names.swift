@@ -15,7 +15,7 @@ extension TimelineEvent {
             event.what = .notificationShown(identifier: name(identifier), messages: messages.map(name), text: text)
         case .notificationRemoved(let identifier, let why):
             event.what = .notificationRemoved(identifier: name(identifier), why: why)
-        case .callReported(let call, let ended): event.what = .callReported(callID: name(call), ended: ended)
+        case .callReported(let call): event.what = .callReported(callID: name(call))
         case .callEnded(let call, let outcome): event.what = .callEnded(callID: name(call), outcome: outcome)
         case .note(let text), .violation(_, let text), .user(let text):
             var renamed = text

@@ -18,7 +18,7 @@ extension BuiltInScenarios {
         duration: 70,
         checks: [
             .count("phone", "push-delivered", ["type": "voip"], min: 1, max: 1),
-            .count("phone", "call-reported", ["ended": "false"], min: 1, max: 1),
+            .count("phone", "call-reported", [:], min: 1, max: 1),
             .count("phone", "call-ended", ["outcome": "answered-elsewhere"], min: 1, max: 1),
             .none("phone", "app-killed", ["why": "voip-not-reported"]),
         ])

@@ -139,8 +139,8 @@ struct DeviceTimeline {
             case .appKilled(let why): mark(t, "killed: \(why)", .alarm)
             case .completionHandler(let result, let late):
                 mark(t, late ? "completion \(result) LATE" : "completion \(result)", late ? .alarm : .plain)
-            case .callReported(let call, let ended):
-                mark(t, ended ? "call reported (ended)" : "call reported", .plain, detail: "call \(call) reported")
+            case .callReported(let call):
+                mark(t, "call reported", .plain, detail: "call \(call) reported")
             case .callEnded(let call, let outcome):
                 mark(t, "call ended: \(outcome)", .plain, detail: "call \(call) ended: \(outcome)")
             case .violation(let violation, let detail):

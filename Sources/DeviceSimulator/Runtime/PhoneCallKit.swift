@@ -13,10 +13,12 @@ final class PhoneCallKit: CallReporterPort {
         self.timeline = timeline
     }
 
-    func report(_ report: CallReport) {
+    func reportIncomingCall(
+        _ call: CallIdentity, display: CallDisplay, completion: @escaping @Sendable (CallRefusal?) -> Void
+    ) {
         reported.withLock { $0 = true }
-        let ended = if case .alreadyEnded = report.kind { true } else { false }
-        timeline.record(device, .callReported(callID: report.call.callID, ended: ended))
+        timeline.record(device, .callReported(callID: call.callID))
+        completion(nil)
     }
 
     func endCall(_ call: CallIdentity, outcome: CallEndOutcome) {

@@ -151,10 +151,10 @@ public actor SimulatedDevice {
             guard let app = process?.app else { return }
             Task { [weak self] in
                 let show = await app.willPresent(identifier: push.identifier, userInfo: push.payload)
-                self?.post(.willPresentAnswered(push: push.id, show: show))
+                self?.post(.willPresentAnswered(push: push.id, show: show == .show))
             }
         case .tap(let identifier, let payload):
-            process?.app.handle(.didTapNotification(identifier: identifier, userInfo: payload))
+            process?.app.handle(.notificationResponse(NotificationResponse(identifier: identifier, userInfo: payload, action: .open)))
         case .setOnline(let online):
             network.setOnline(online)
             setAPNsOnline(online)

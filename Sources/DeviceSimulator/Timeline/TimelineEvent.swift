@@ -63,7 +63,7 @@ public struct TimelineEvent: Hashable, Sendable {
         case appKilled(why: String)
         /// The background fetch completion handler was called.
         case completionHandler(result: String, late: Bool)
-        case callReported(callID: String, ended: Bool)
+        case callReported(callID: String)
         case callEnded(callID: String, outcome: String)
         /// Something iOS punishes or a user would notice (fleet reports count them by kind).
         case violation(Violation, detail: String)
@@ -161,7 +161,7 @@ extension TimelineEvent.What {
         case .badge(let count): ["badge": .int(count)]
         case .appLaunched(let why), .appKilled(let why): ["why": .string(why)]
         case .completionHandler(let result, let late): ["result": .string(result), "late": .bool(late)]
-        case .callReported(let callID, let ended): ["call": .string(callID), "ended": .bool(ended)]
+        case .callReported(let callID): ["call": .string(callID)]
         case .callEnded(let callID, let outcome): ["call": .string(callID), "outcome": .string(outcome)]
         case .violation(let violation, let detail): ["violation": .string(violation.rawValue), "detail": .string(detail)]
         case .note(let text): ["text": .string(text)]

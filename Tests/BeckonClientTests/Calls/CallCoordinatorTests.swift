@@ -21,7 +21,7 @@ import Testing
             return .incoming(push)
         }
         #expect(report.kind == .incoming && report.display.callerName == "Anna")
-        #expect(reporter.reports == [report])
+        #expect(reporter.reports == [report.call])
         #expect(calls.ringingCalls.map(\.callID) == [Self.callID])
     }
 
@@ -37,7 +37,8 @@ import Testing
                 fatalError()
             }
             #expect(report.kind == .alreadyEnded(.cancelled))
-            #expect(reporter.reports == [report])
+            #expect(reporter.reports == [report.call])
+            #expect(reporter.ends.map(\.outcome) == [.cancelled], "shown, then ended once CallKit has it")
         }
     }
 
@@ -73,5 +74,35 @@ import Testing
     @Test func callIdsThatAreNotUUIDsGetAStableUUID() {
         #expect(CallIdentity(callID: "call-42").uuid == CallIdentity(callID: "call-42").uuid)
         #expect(CallIdentity(callID: "call-42").uuid != CallIdentity(callID: "call-43").uuid)
+    }
+
+    @Test func pushKitsCompletionWaitsForCallKitsAnswer() {
+        let reporter = FakeCallReporter()
+        reporter.answersAtOnce = false
+        let calls = CallCoordinator(store: nil, reporter: reporter)
+        let completed = Flag()
+        calls.receiveVoIPPush(Self.push, handler: { .incoming($0) }, completion: { completed.set() })
+        #expect(reporter.reports.count == 1, "reported before the handler returned")
+        #expect(!completed.isSet, "PushKit's completion comes after CallKit's (apns.md E.9)")
+        reporter.answerPending()
+        #expect(completed.isSet)
+        #expect(calls.ringingCalls.map(\.callID) == [Self.callID])
+    }
+
+    @Test func aCallRefusedByDoNotDisturbIsNotRinging() {
+        let reporter = FakeCallReporter()
+        reporter.refusal = .doNotDisturb
+        let calls = CallCoordinator(store: nil, reporter: reporter)
+        let completed = Flag()
+        calls.receiveVoIPPush(Self.push, handler: { .incoming($0) }, completion: { completed.set() })
+        #expect(reporter.reports.count == 1)
+        #expect(completed.isSet)
+        #expect(calls.ringingCalls.isEmpty, "CallKit refused it: nothing rings here")
+        // A push that CallKit already has (the same call again) leaves the ringing call alone.
+        reporter.refusal = nil
+        calls.receiveVoIPPush(Self.push) { .incoming($0) }
+        reporter.refusal = .alreadyReported
+        calls.receiveVoIPPush(Self.push) { .incoming($0) }
+        #expect(calls.ringingCalls.map(\.callID) == [Self.callID])
     }
 }

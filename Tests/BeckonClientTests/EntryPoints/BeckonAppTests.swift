@@ -10,14 +10,16 @@ import Testing
     @Test func aBackgroundPushSyncsNotifiesAndCompletesOnceWithNewData() async throws {
         let harness = try AppHarness.make()
         defer { harness.test.remove() }
-        let recorder = CompletionRecorder(clock: harness.clock)
+        let recorder = CompletionRecorder(clock: harness.clock, snapshot: harness.cleanupState)
         harness.app.handle(.didFinishLaunching(remoteNotification: nil))
         harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
         let connection = try await harness.serve(0, lastSequence: 2, badge: 2, messages: [1, 2])
+        try await harness.closeAfterBye(connection)
         try await eventually("completed") { !recorder.results.isEmpty }
         #expect(recorder.results == [.newData])
-        try await harness.closeAfterBye(connection)
-        try await eventually("lease released") { try harness.leaseHolder() == nil }
+        // iOS may suspend the app the moment the handler returns (apns.md E.9): everything is
+        // done by then.
+        #expect(recorder.seenAtCall == "bye sent, lease free")
         #expect(await harness.center.delivered.count == 2)
         #expect(await harness.center.badge == 2)
         #expect(recorder.results == [.newData], "once")
@@ -29,9 +31,9 @@ import Testing
         let recorder = CompletionRecorder(clock: harness.clock)
         harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
         let connection = try await harness.serve(0, lastSequence: 0)
+        try await harness.closeAfterBye(connection)
         try await eventually("completed") { !recorder.results.isEmpty }
         #expect(recorder.results == [.noData])
-        try await harness.closeAfterBye(connection)
     }
 
     @Test func theCompletionHandlerIsCalledByTheInternalDeadlineWhateverHappens() async throws {
@@ -63,10 +65,10 @@ import Testing
         try await connection.waitForSent("hello") { if case .hello = $0 { true } else { false } }
         connection.welcome(lastSequence: 1)
         connection.message(1)
+        try await harness.closeAfterBye(connection)
         try await eventually("both completed") { !first.results.isEmpty && !second.results.isEmpty }
         #expect(first.results == [.newData] && second.results == [.newData])
         #expect(harness.transport.attemptCount == 1)
-        try await harness.closeAfterBye(connection)
     }
 
     @Test func aTapBeforeTheAppIsReadyIsKeptAndOpenedOnce() async throws {
@@ -80,7 +82,7 @@ import Testing
         harness.app.handle(.didFinishLaunching(remoteNotification: alert))
         harness.app.handle(.didReceiveRemoteNotification(alert, state: .inactive, completion: recorder.completion))
         // The same tap, also reported by the notification centre's delegate.
-        harness.app.handle(.didTapNotification(identifier: "m9", userInfo: alert))
+        harness.app.handle(.notificationResponse(NotificationResponse(identifier: "m9", userInfo: alert, action: .open)))
         await harness.app.settled()
         #expect(recorder.results == [.noData], "a tap: nothing to fetch in the background")
         #expect(harness.transport.attemptCount == 0)
@@ -100,7 +102,8 @@ import Testing
         try await connection.waitForSent("hello as the app") { if case .hello(_, .app, _, _) = $0 { true } else { false } }
         try await connection.waitForSent("ack") { $0 == .ack(upTo: 1) }
         #expect(await harness.center.added.isEmpty, "in front the app shows messages itself")
-        #expect(await harness.app.willPresent(identifier: "m1", userInfo: [:]) == false)
+        let m1: JSONValue = ["beckon": ["reason": "alert", "ids": ["m1"]]]
+        #expect(await harness.app.willPresent(identifier: "m1", userInfo: m1) == .hide)
         harness.app.handle(.willResignActive)
         harness.app.handle(.didEnterBackground)
         try await harness.closeAfterBye(connection)
@@ -132,8 +135,8 @@ import Testing
         let recorder = CompletionRecorder(clock: harness.clock)
         harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
         let background = try await harness.serve(0, lastSequence: 2, badge: 2, messages: [1, 2])
-        try await eventually("completed") { !recorder.results.isEmpty }
         try await harness.closeAfterBye(background)
+        try await eventually("completed") { !recorder.results.isEmpty }
         #expect(await harness.center.delivered.count == 2)
         // Opened.
         harness.app.handle(.didBecomeActive)
@@ -157,8 +160,8 @@ import Testing
         try await eventually("m0 removed") { await harness.center.deliveredIdentifiers() == ["m5"] }
         #expect(await harness.center.badge == 1)
         let connection = try await harness.serve(0, lastSequence: 0)
-        try await eventually("completed") { !recorder.results.isEmpty }
         try await harness.closeAfterBye(connection)
+        try await eventually("completed") { !recorder.results.isEmpty }
     }
 
     @Test func theBadgeZeroPushLeavesTheLedgerEmpty() async throws {
@@ -167,8 +170,8 @@ import Testing
         let recorder = CompletionRecorder(clock: harness.clock)
         harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
         let connection = try await harness.serve(0, lastSequence: 2, messages: [1, 2])
-        try await eventually("completed") { !recorder.results.isEmpty }
         try await harness.closeAfterBye(connection)
+        try await eventually("completed") { !recorder.results.isEmpty }
         #expect(try harness.store.showingNotifications().count == 2)
         let clearAll = CompletionRecorder(clock: harness.clock)
         harness.app.handle(.didReceiveRemoteNotification(["aps": ["badge": 0]], state: .background, completion: clearAll.completion))
@@ -185,8 +188,8 @@ import Testing
         let recorder = CompletionRecorder(clock: harness.clock)
         harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
         let connection = try await harness.serve(0, lastSequence: 1, messages: [1])
-        try await eventually("completed") { !recorder.results.isEmpty }
         try await harness.closeAfterBye(connection)
+        try await eventually("completed") { !recorder.results.isEmpty }
         await harness.center.setBadge(0)  // iOS applied {"aps":{"badge":0}}; the app was not woken
         harness.app.handle(.willEnterForeground)
         await harness.app.settled()
@@ -240,4 +243,114 @@ import Testing
         connection.serverClose(1000)
         #expect(harness.reporter.ends.map(\.outcome) == [.answeredElsewhere])
     }
+
+    @Test func aWakeDuringARingingCallSharesItsSession() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let callID = "0b3c9a8e-8a77-4f53-b1f4-2f3f4e0e8c11"
+        let payload: JSONValue = ["beckon": ["reason": "call-voip", "call": .string(callID), "ids": [.string(callID)]]]
+        harness.app.receiveVoIPPush(payload) { .incoming($0) }
+        let connection = try await harness.serve(0, lastSequence: 0)
+        // A wake push while the call rings: one app session per process, or the server replaces
+        // one with the other (4001) and they take turns closing each other.
+        let recorder = CompletionRecorder(clock: harness.clock)
+        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
+        try await eventually("completed") { !recorder.results.isEmpty }
+        #expect(recorder.results == [.noData])
+        #expect(harness.transport.attemptCount == 1, "the ringing session carried it")
+        #expect(connection.closedByClient == nil && !connection.sent.contains(.bye), "still ringing")
+        connection.server(.callEnded(callID: callID, outcome: .declined))
+        try await harness.clock.advance(by: .seconds(1), until: "bye") { connection.sent.contains(.bye) }
+        connection.serverClose(1000)
+    }
+
+    @Test func theBackgroundTaskEndsInsideItsExpirationHandler() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        harness.app.handle(.didBecomeActive)
+        let connection = try await harness.serve(0, lastSequence: 0)
+        try await eventually("foreground session") { await harness.app.foregroundSession != nil }
+        harness.app.handle(.willResignActive)
+        harness.app.handle(.didEnterBackground)
+        #expect(harness.backgroundTime.openTasks == 1, "begun while UIKit's callback runs")
+        try await connection.waitForSent("bye") { $0 == .bye }
+        // The server never answers the bye, and iOS wants the time back: Apple terminates an app
+        // whose expiration handler returns with its task open (apns.md E.9).
+        #expect(harness.backgroundTime.expireAll() == [])
+        try await eventually("the session stopped at once") { connection.closedByClient != nil }
+    }
+
+    @Test func theAppFollowsUIKitsNotificationsWithoutDelegateCalls() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        // A scene-based app (every SwiftUI app): UIKit calls none of the app delegate's
+        // lifecycle methods, but posts its notifications (apns.md E.9).
+        let lifecycle = FakeLifecycle()
+        harness.app.observeLifecycle(lifecycle)
+        lifecycle.post(.willEnterForeground)
+        lifecycle.post(.didBecomeActive)
+        let connection = try await harness.serve(0, lastSequence: 0)
+        try await connection.waitForSent("hello as the app") { if case .hello(_, .app, _, _) = $0 { true } else { false } }
+        lifecycle.post(.willResignActive)
+        lifecycle.post(.didEnterBackground)
+        try await harness.closeAfterBye(connection)
+        try await eventually("lease released") { try harness.leaseHolder() == nil }
+    }
+
+    @Test func theAppsOwnNotificationsAreTheAppsToPresent() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        harness.app.handle(.didBecomeActive)
+        _ = try await harness.serve(0, lastSequence: 0)
+        try await eventually("foreground session") { await harness.app.foregroundSession != nil }
+        let reminder: JSONValue = ["kind": "reminder"]
+        #expect(await harness.app.willPresent(identifier: "reminder-1", userInfo: reminder) == .notBeckon)
+    }
+
+    @Test func theMarkReadActionMarksTheNotificationsMessagesRead() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let recorder = CompletionRecorder(clock: harness.clock)
+        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
+        let connection = try await harness.serve(0, lastSequence: 2, badge: 2, messages: [1, 2])
+        try await harness.closeAfterBye(connection)
+        try await eventually("completed") { !recorder.results.isEmpty }
+        let first = ScriptedConnection.id(1)
+        let userInfo: JSONValue = ["beckon": ["reason": "alert", "ids": [.string(first)]]]
+        await harness.app.respond(
+            to: NotificationResponse(identifier: first, userInfo: userInfo, action: .custom(NotificationResponse.markReadAction, text: nil)))
+        #expect(await harness.center.deliveredIdentifiers() == [ScriptedConnection.id(2)])
+        #expect(await harness.center.badge == 1)
+        #expect(try harness.store.message(id: first)?.isRead == true)
+    }
+
+    @Test func theAppsOwnActionsGoToItsHandler() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let seen = ActionRecorder()
+        await harness.app.setActionHandler { response in seen.record(response) }
+        let reply = NotificationResponse(identifier: "m3", userInfo: [:], action: .custom("REPLY", text: "on my way"))
+        await harness.app.respond(to: reply)
+        #expect(seen.responses == [reply], "handled before `respond` returns, so iOS's completion comes after")
+    }
+
+    @Test func tapsAreOpenedOnTheMainActor() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let onMain = ActionRecorder()
+        harness.app.handle(.ready(open: { tap in
+            MainActor.assertIsolated()
+            onMain.record(NotificationResponse(identifier: tap.identifier ?? "", userInfo: tap.payload, action: .open))
+        }))
+        await harness.app.respond(to: NotificationResponse(identifier: "m4", userInfo: [:], action: .open))
+        #expect(onMain.responses.map(\.identifier) == ["m4"])
+    }
+}
+
+/// Records notification responses.
+final class ActionRecorder: @unchecked Sendable {
+    private let lock = NSLockBox()
+    private var _responses: [NotificationResponse] = []
+    var responses: [NotificationResponse] { lock.run { _responses } }
+    func record(_ response: NotificationResponse) { lock.run { _responses.append(response) } }
 }

@@ -16,10 +16,14 @@ struct AppHarness {
     let signal: LocalProcessSignal
     let app: BeckonApp
 
-    static func make(configure: (inout BeckonApp.Configuration) -> Void = { _ in }) throws -> AppHarness {
+    /// `observesSuspension`: the store suspends as on iOS (GRDB's notification is process-wide:
+    /// only the serialized `StoreSuspensionTests` use it).
+    static func make(
+        observesSuspension: Bool = false, configure: (inout BeckonApp.Configuration) -> Void = { _ in }
+    ) throws -> AppHarness {
         let test = try TestStore()
         let clock = ManualClock()
-        let store = try test.open(clock: clock)
+        let store = try test.open(clock: clock, observesSuspension: observesSuspension)
         let center = FakeNotificationCenter()
         let reporter = FakeCallReporter()
         let transport = ScriptedTransport()
@@ -56,29 +60,51 @@ struct AppHarness {
 
     func leaseHolder() throws -> String? { try store.leaseRow(key: "writer")?.holder }
 
+    /// Whether the last session said `bye` and the lease is free: what must hold before a
+    /// completion handler is called.
+    var cleanupState: @Sendable () -> String {
+        { [transport, store] in
+            let bye = transport.connections.last?.sent.contains(.bye) == true ? "bye sent" : "no bye"
+            let holder = (try? store.leaseRow(key: "writer")?.holder) ?? nil
+            return "\(bye), lease \(holder == nil ? "free" : "held")"
+        }
+    }
+
     static let wake: JSONValue = ["aps": ["content-available": 1], "beckon": ["reason": "wake", "ids": ["m1"]]]
 }
 
-/// A completion handler that records its calls.
+/// A completion handler that records its calls, and what `snapshot` saw at the moment of each
+/// (iOS may suspend the app as soon as it returns).
 final class CompletionRecorder: @unchecked Sendable {
     private let lock = NSLockBox()
-    private var _results: [(BackgroundFetchResult, Date)] = []
+    private var _results: [(BackgroundFetchResult, Date, String)] = []
     let clock: ManualClock
+    let snapshot: @Sendable () -> String
 
-    init(clock: ManualClock) { self.clock = clock }
+    init(clock: ManualClock, snapshot: @escaping @Sendable () -> String = { "" }) {
+        self.clock = clock
+        self.snapshot = snapshot
+    }
 
     var results: [BackgroundFetchResult] { lock.run { _results.map(\.0) } }
     var calledAt: Date? { lock.run { _results.first?.1 } }
+    /// What `snapshot` said when the handler was first called.
+    var seenAtCall: String? { lock.run { _results.first?.2 } }
 
     var completion: BackgroundCompletion {
-        BackgroundCompletion { result in self.lock.run { self._results.append((result, self.clock.now())) } }
+        BackgroundCompletion { result in
+            let seen = self.snapshot()
+            self.lock.run { self._results.append((result, self.clock.now(), seen)) }
+        }
     }
 }
 
+/// UIKit's background tasks: `expireAll()` plays iOS taking the time back, and says which
+/// tasks were still open when their expiration handler returned (Apple terminates the app then).
 final class FakeBackgroundTime: BackgroundTimePort, @unchecked Sendable {
     private let lock = NSLockBox()
     private var next = 0
-    private var _open: Set<Int> = []
+    private var _open: [Int: @Sendable () -> Void] = [:]
     private var _begun = 0
 
     var openTasks: Int { lock.run { _open.count } }
@@ -88,12 +114,36 @@ final class FakeBackgroundTime: BackgroundTimePort, @unchecked Sendable {
         lock.run {
             next += 1
             _begun += 1
-            _open.insert(next)
+            _open[next] = expired
             return BackgroundTaskToken(next)
         }
     }
 
-    func end(_ token: BackgroundTaskToken) { _ = lock.run { _open.remove(token.rawValue) } }
+    func end(_ token: BackgroundTaskToken) { _ = lock.run { _open.removeValue(forKey: token.rawValue) } }
+
+    /// Calls every open task's expiration handler; returns the tasks still open after their
+    /// handler returned.
+    func expireAll() -> [Int] {
+        let open = lock.run { _open }
+        var leftOpen: [Int] = []
+        for (id, expired) in open.sorted(by: { $0.key < $1.key }) {
+            expired()
+            if lock.run({ _open[id] != nil }) { leftOpen.append(id) }
+        }
+        return leftOpen
+    }
+}
+
+/// UIKit's application-state notifications, posted by the test.
+final class FakeLifecycle: AppLifecyclePort, @unchecked Sendable {
+    private let lock = NSLockBox()
+    private var handlers: [@Sendable (AppLifecycleEvent) -> Void] = []
+
+    func observe(_ handler: @escaping @Sendable (AppLifecycleEvent) -> Void) { lock.run { handlers.append(handler) } }
+
+    func post(_ event: AppLifecycleEvent) {
+        for handler in lock.run({ handlers }) { handler(event) }
+    }
 }
 
 /// Records taps the app opens.
