@@ -78,6 +78,9 @@ public final class CallCoordinator: Sendable {
         _ = state.withLock { $0.ringing.removeValue(forKey: callID) }
     }
 
+    /// Whether `callID` rings here.
+    public func isRinging(_ callID: String) -> Bool { state.withLock { $0.ringing[callID] != nil } }
+
     /// Calls reported here and not ended.
     public var ringingCalls: [CallIdentity] { state.withLock { Array($0.ringing.values) } }
 

@@ -18,6 +18,9 @@ import Foundation
 public actor BeckonApp {
     public struct Configuration: Sendable {
         public var endpoint: SyncEndpoint
+        /// Read at each session's start in place of `endpoint.credential`, when set: the
+        /// keychain may be unreadable at launch (before the first unlock, apns.md E.9).
+        public var credentials: (any CredentialSource)?
         public var window: Int?
         public var backoff: ReconnectBackoff
         /// When the background completion handler is called at the latest: well inside iOS's
@@ -42,9 +45,10 @@ public actor BeckonApp {
             backgroundDeadline: Duration = .seconds(25), leaseTimeout: Duration = .seconds(3),
             showsNotificationsWhileForeground: Bool = false, sealKey: Data? = nil,
             leaseTiming: LeaseLock.Timing = LeaseLock.Timing(), ringingSessionLimit: Duration = .seconds(60),
-            backgroundCleanupLimit: Duration = .seconds(3)
+            backgroundCleanupLimit: Duration = .seconds(3), credentials: (any CredentialSource)? = nil
         ) {
             self.endpoint = endpoint
+            self.credentials = credentials
             self.window = window
             self.backoff = backoff
             self.backgroundDeadline = backgroundDeadline
@@ -381,6 +385,11 @@ public actor BeckonApp {
     private func open() async -> Live? {
         // A session still saying `bye` finishes first: its server side must not replace the new one.
         await closing?.value
+        var endpoint = configuration.endpoint
+        if let credentials = configuration.credentials {
+            guard let credential = try? credentials.credential() else { return nil }
+            endpoint.credential = credential
+        }
         guard let writer = try? await lock.acquire(timeout: configuration.leaseTimeout) else { return nil }
         guard !reasons.isEmpty else {
             await writer.release()
@@ -389,7 +398,7 @@ public actor BeckonApp {
         nextRunID += 1
         let session = SyncSession(
             configuration: SyncSession.Configuration(
-                endpoint: configuration.endpoint, role: .app, window: configuration.window, backoff: configuration.backoff),
+                endpoint: endpoint, role: .app, window: configuration.window, backoff: configuration.backoff),
             store: store, writer: writer, transport: ports.transport, clock: ports.clock, presenter: presenter,
             calls: calls, jitter: JitterSource(seed: UInt64(bitPattern: Int64(nextRunID)) &+ 0x5EED))
         let opened = Live(session: session, writer: writer)
@@ -484,16 +493,25 @@ public actor BeckonApp {
         Task { await self.runRingingSync(callID) }
     }
 
-    /// Holds the session while `callID` rings here, up to `ringingSessionLimit`.
+    /// Holds the session while `callID` rings here, up to `ringingSessionLimit`. If no session
+    /// can be had — before the first unlock neither the store nor the credential can be read
+    /// (apns.md E.9) — its end cannot reach this phone: the call stops ringing at the limit, as
+    /// missed, rather than for ever.
     private func runRingingSync(_ callID: String) async {
         let reason = Reason.ringing(callID: callID)
-        guard await session(for: reason) != nil else { return }
         let clock = ports.clock
         let until = clock.now().addingTimeInterval(configuration.ringingSessionLimit.timeInterval)
-        while calls.ringingCalls.contains(where: { $0.callID == callID }), clock.now() < until, live != nil {
+        var heldOnce = false
+        while calls.isRinging(callID), clock.now() < until, !router.isActive {
+            if !reasons.contains(reason) || live == nil {
+                if await session(for: reason) != nil { heldOnce = true }
+            }
             do { try await clock.sleep(for: .seconds(1)) } catch { break }
         }
-        await drop(reason)
+        if reasons.contains(reason) { await drop(reason) }
+        if !heldOnce, calls.isRinging(callID), !router.isActive {
+            calls.callEnded(callID, outcome: .missed, as: nil)
+        }
     }
 
     // MARK: Background

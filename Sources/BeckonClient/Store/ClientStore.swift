@@ -12,17 +12,40 @@ import GRDB
 /// its notification service extension"). Transactions are short and none spans a suspension:
 /// the lease is a row, never a file lock held while iOS freezes the process (0xdead10cc).
 public final class ClientStore: Sendable {
-    let pool: DatabasePool
+    /// The database once open; `closed` after `close()`, for good.
+    private let opened = Locked<(pool: DatabasePool?, closed: Bool)>((nil, false))
+    private let configuration: Configuration
+    /// Whether an open may be tried now (the device simulator's first-unlock rule); on iOS the
+    /// system itself refuses the file before the first unlock.
+    private let canOpen: @Sendable () -> Bool
     let clock: any ClientClock
     public let path: String
 
     /// Whether `suspend()` and `resume()` do anything (see there).
     public let observesSuspension: Bool
 
-    /// Opens (creating and migrating if needed) the store at `path`. `observesSuspension`: on
-    /// iOS, where the store lives in the app group and the process is frozen in the background
-    /// (the iOS adapter's `ClientStore.appGroup` sets it).
-    public init(path: String, clock: any ClientClock = SystemClock(), observesSuspension: Bool = false) throws {
+    /// Opens (creating and migrating if needed) the store at `path` now, or throws.
+    /// `observesSuspension`: on iOS, where the store lives in the app group and the process is
+    /// frozen in the background (the iOS adapter's `ClientStore.appGroup` sets it).
+    public convenience init(path: String, clock: any ClientClock = SystemClock(), observesSuspension: Bool = false) throws {
+        self.init(deferredAt: path, clock: clock, observesSuspension: observesSuspension, canOpen: { true })
+        _ = try pool
+    }
+
+    /// A store opened at its first use, and again at each use until it opens. Before the first
+    /// unlock after a restart iOS keeps the file unreadable (apns.md E.9), and an app launched
+    /// then for a VoIP push must still report its call: so nothing opens the file at launch, and
+    /// every use until it opens throws `ClientStoreError.unavailable`.
+    public static func deferred(
+        path: String, clock: any ClientClock = SystemClock(), observesSuspension: Bool = false,
+        canOpen: @escaping @Sendable () -> Bool = { true }
+    ) -> ClientStore {
+        ClientStore(deferredAt: path, clock: clock, observesSuspension: observesSuspension, canOpen: canOpen)
+    }
+
+    private init(
+        deferredAt path: String, clock: any ClientClock, observesSuspension: Bool, canOpen: @escaping @Sendable () -> Bool
+    ) {
         var configuration = Configuration()
         configuration.label = "BeckonClient"
         // The other process may be committing: wait for it rather than fail. Its transactions
@@ -31,12 +54,38 @@ public final class ClientStore: Sendable {
         // GRDB stops taking SQLite locks once told the app is about to be suspended: the other
         // half, with the lease, of never holding a lock while frozen (0xdead10cc).
         configuration.observesSuspensionNotifications = observesSuspension
-        self.pool = try DatabasePool(path: path, configuration: configuration)
+        // One reader is plenty for a phone's few queries, and each reader is a connection with
+        // its own page cache: the notification service extension lives in about 24 MB (apns.md E.4).
+        configuration.maximumReaderCount = 1
+        self.configuration = configuration
+        self.canOpen = canOpen
         self.clock = clock
         self.path = path
         self.observesSuspension = observesSuspension
-        try Self.migrator.migrate(pool)
     }
+
+    /// The open database, opened (and migrated) now if it was not yet.
+    var pool: DatabasePool {
+        get throws {
+            try opened.withLock { opened in
+                if let pool = opened.pool { return pool }
+                guard !opened.closed else { throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "the store is closed") }
+                guard canOpen() else { throw ClientStoreError.unavailable("protected data is not available yet") }
+                let pool: DatabasePool
+                do {
+                    pool = try DatabasePool(path: path, configuration: configuration)
+                    try Self.migrator.migrate(pool)
+                } catch {
+                    throw ClientStoreError.unavailable(String(describing: error))
+                }
+                opened.pool = pool
+                return pool
+            }
+        }
+    }
+
+    /// Whether the store is open, or opens now.
+    public var isAvailable: Bool { (try? pool) != nil }
 
     /// No SQLite lock is taken until `resume()`: called before the process may be suspended,
     /// after the lease was let go. GRDB's notification is process-wide, so this is off unless
@@ -56,7 +105,10 @@ public final class ClientStore: Sendable {
     /// still hold the store (the device simulator's killed app): nothing it does afterwards can
     /// touch the file, and the file descriptors go.
     public func close() {
-        try? pool.close()
+        opened.withLock { opened in
+            try? opened.pool?.close()
+            opened.closed = true
+        }
     }
 
     /// A write transaction, refused unless `writer` holds the lease at the moment it commits.

@@ -345,6 +345,38 @@ import Testing
         await harness.app.respond(to: NotificationResponse(identifier: "m4", userInfo: [:], action: .open))
         #expect(onMain.responses.map(\.identifier) == ["m4"])
     }
+
+    @Test func aCallBeforeTheFirstUnlockIsReportedAndStopsRingingAtTheLimit() async throws {
+        // After a restart, before the first unlock, iOS may launch the app for a VoIP push; the
+        // store and the keychain cannot be read then (apns.md E.9).
+        let unlocked = Locked(false)
+        let harness = try AppHarness.make(unlocked: { unlocked.withLock { $0 } }) {
+            $0.credentials = UnreadableCredential()
+        }
+        defer { harness.test.remove() }
+        let callID = "0b3c9a8e-8a77-4f53-b1f4-2f3f4e0e8c11"
+        let payload: JSONValue = [
+            "beckon": ["reason": "call-voip", "call": .string(callID), "ids": [.string(callID)], "hints": ["title": "Anna"]],
+        ]
+        let completed = Flag()
+        let report = harness.app.receiveVoIPPush(payload, handler: { .incoming($0) }, completion: { completed.set() })
+        #expect(report.kind == .incoming && report.display.callerName == "Anna", "from the push alone")
+        #expect(harness.reporter.reports.count == 1 && completed.isSet)
+        #expect(!harness.store.isAvailable)
+        // No session can hear the call's end: it rings until the limit, then ends as missed.
+        try await harness.clock.advance(by: .seconds(1), until: "the ringing limit") { !harness.reporter.ends.isEmpty }
+        #expect(harness.reporter.ends.map(\.outcome) == [.missed])
+        #expect(harness.transport.attemptCount == 0)
+        // Unlocked: the store opens at its next use, and the app syncs as usual.
+        unlocked.withLock { $0 = true }
+        #expect(harness.store.isAvailable)
+    }
+}
+
+/// The keychain before the first unlock.
+struct UnreadableCredential: CredentialSource {
+    struct Locked: Error {}
+    func credential() throws -> String { throw Locked() }
 }
 
 /// Records notification responses.

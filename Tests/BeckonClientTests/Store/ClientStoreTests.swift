@@ -105,3 +105,19 @@ import Testing
         }
     }
 }
+
+/// A store that cannot be opened yet (before the first unlock, apns.md E.9).
+@Suite struct DeferredClientStoreTests {
+    @Test func aDeferredStoreOpensAtItsFirstUseOnceItCan() async throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        let readable = Locked(false)
+        let store = ClientStore.deferred(path: test.path, clock: ManualClock(), canOpen: { readable.withLock { $0 } })
+        #expect(throws: ClientStoreError.self) { try store.cursor() }
+        #expect(!store.isAvailable)
+        readable.withLock { $0 = true }
+        #expect(try store.cursor() == 0)
+        store.close()
+        #expect(throws: (any Error).self, "closed for good") { try store.cursor() }
+    }
+}

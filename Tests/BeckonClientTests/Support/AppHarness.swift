@@ -18,12 +18,19 @@ struct AppHarness {
 
     /// `observesSuspension`: the store suspends as on iOS (GRDB's notification is process-wide:
     /// only the serialized `StoreSuspensionTests` use it).
+    /// `unlocked`: while it says false, the store cannot be opened (before the first unlock).
     static func make(
-        observesSuspension: Bool = false, configure: (inout BeckonApp.Configuration) -> Void = { _ in }
+        observesSuspension: Bool = false, unlocked: (@Sendable () -> Bool)? = nil,
+        configure: (inout BeckonApp.Configuration) -> Void = { _ in }
     ) throws -> AppHarness {
         let test = try TestStore()
         let clock = ManualClock()
-        let store = try test.open(clock: clock, observesSuspension: observesSuspension)
+        let store =
+            if let unlocked {
+                ClientStore.deferred(path: test.path, clock: clock, canOpen: unlocked)
+            } else {
+                try test.open(clock: clock, observesSuspension: observesSuspension)
+            }
         let center = FakeNotificationCenter()
         let reporter = FakeCallReporter()
         let transport = ScriptedTransport()
