@@ -16,11 +16,20 @@ public struct ExtensionBudget: Hashable, Sendable {
         self.maximumFetches = maximumFetches
     }
 
-    /// The most of one answer read from the network: an eighth of the budget. A larger message
-    /// is never loaded; the push's own text is shown instead.
-    public var messageBytes: Int { memoryBytes / 8 }
+    /// Memory at the peak per byte of one answer: the body, its parse into `JSONValue`, and the
+    /// bytes kept to store it. Parsing alone took up to 24.4 times the answer's size (3 MB of
+    /// one-key objects; 18 for small numbers, 10 for short strings, 3 for long ones: measured on
+    /// Linux with peak RSS, docs/client-sdk.md, "The extension's memory").
+    public static let answerFootprint = 28
 
-    /// Below this much free memory nothing more is loaded (a quarter of the budget, for the
-    /// answer, its parse, and the rest of the process).
+    /// The most of one answer read from the network: what parses within half the budget
+    /// (24 MB: about 440 KB). A larger message is never loaded; the push's own text is shown.
+    public var messageBytes: Int { memoryBytes / 2 / Self.answerFootprint }
+
+    /// Memory one answer of at most `messageBytes` may take at its peak.
+    public var answerPeakBytes: Int { messageBytes * Self.answerFootprint }
+
+    /// Below this much free memory beside an answer's peak nothing more is loaded: a quarter of
+    /// the budget, for the rest of the process.
     public var reserveBytes: Int { memoryBytes / 4 }
 }

@@ -137,41 +137,48 @@ public final class NotificationServiceHandler: Sendable {
             }
         }
 
-        // Fetch only what the push names, newest first, within the budget.
+        // Fetch only what the push names, newest first, one at a time, within the budget: each
+        // answer is rendered (the newest) and reduced to the bytes to keep before the next is
+        // loaded, so one parse at a time is ever in memory (ExtensionBudget.answerFootprint).
         let budget = configuration.budget
-        var fetched: [FetchedMessage] = []
+        var kept: [FetchedMessage] = []
+        var text: NotificationContent?
         var failure: NotificationServiceOutcome.FallbackReason?
         for id in beckon.ids.reversed().prefix(budget.maximumFetches) {
             if Task.isCancelled { return .fallback(fallback, .deadline) }
-            if let available = memory.availableBytes(), available < budget.messageBytes + budget.reserveBytes {
+            if let available = memory.availableBytes(), available < budget.answerPeakBytes + budget.reserveBytes {
                 failure = failure ?? .lowMemory
                 break
             }
             do {
-                fetched.append(try await fetcher.fetch(messageID: id, byteLimit: budget.messageBytes))
+                let message = try await fetcher.fetch(messageID: id, byteLimit: budget.messageBytes)
+                if id == newest { text = self.text(for: message) }
+                kept.append(message.compacted())
             } catch .tooLarge {
                 failure = failure ?? (id == newest ? .tooLarge : nil)
             } catch {
                 failure = failure ?? (id == newest ? .fetchFailed : nil)
             }
         }
-        guard let message = fetched.first(where: { $0.id == newest }) else {
-            await record(notification, ids: beckon.ids, fetched: fetched)
+        guard kept.contains(where: { $0.id == newest }) else {
+            await record(notification, ids: beckon.ids, fetched: kept)
             return .fallback(fallback, failure ?? .fetchFailed)
         }
-        var text = message.hints.map(NotificationContent.init(hints:))
-        if text?.hasText != true {
-            text = renderer?(DisplayableMessage(id: message.id, kind: message.kind, payload: message.payload, hints: message.hints))
-        }
         guard let text, text.hasText else {
-            await record(notification, ids: beckon.ids, fetched: fetched)
+            await record(notification, ids: beckon.ids, fetched: kept)
             return .fallback(fallback, .nothingToShow)
         }
         let rewritten = fallback.replacingText(with: text)
         // iOS's expiry during the ledger write below delivers this, not the fallback.
         run.improve(rewritten)
-        await record(notification, ids: beckon.ids, fetched: fetched)
+        await record(notification, ids: beckon.ids, fetched: kept)
         return .rewritten(rewritten)
+    }
+
+    /// The operator's text for a fetched message, else the app's renderer's.
+    private func text(for message: FetchedMessage) -> NotificationContent? {
+        if let hinted = message.hints.map(NotificationContent.init(hints:)), hinted.hasText { return hinted }
+        return renderer?(DisplayableMessage(id: message.id, kind: message.kind, payload: message.payload, hints: message.hints))
     }
 
     /// Every id read in the store, or already notified.

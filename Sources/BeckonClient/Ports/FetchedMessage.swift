@@ -7,7 +7,17 @@ public struct FetchedMessage: Hashable, Sendable {
     public var sequence: Int64
     public var kind: MessageKind
     /// The backend's JSON.
-    public var payload: JSONValue?
+    public var payload: JSONValue? {
+        get { payloadBytes.flatMap { try? JSONParser.parse($0) } ?? parsedPayload }
+        set {
+            parsedPayload = newValue
+            payloadBytes = nil
+        }
+    }
+    /// The payload parsed, until `compacted()`.
+    private var parsedPayload: JSONValue?
+    /// The payload as bytes, after `compacted()`.
+    private(set) var payloadBytes: [UInt8]?
     /// The operator's notification text for it, if any.
     public var hints: NotificationHints?
 
@@ -15,9 +25,21 @@ public struct FetchedMessage: Hashable, Sendable {
         self.id = id
         self.sequence = sequence
         self.kind = kind
-        self.payload = payload
+        self.parsedPayload = payload
         self.hints = hints
     }
+
+    /// The same message with its payload kept as bytes: a parsed tree takes many times the
+    /// memory (`ExtensionBudget.answerFootprint`).
+    func compacted() -> FetchedMessage {
+        var copy = self
+        copy.payloadBytes = parsedPayload?.bytes
+        copy.parsedPayload = nil
+        return copy
+    }
+
+    /// The payload's JSON text, for the store.
+    var payloadJSONBytes: [UInt8]? { payloadBytes ?? parsedPayload?.bytes }
 
     /// Reads the answer's JSON (openapi.yaml, `MailboxMessage`).
     public init(json: JSONValue) throws(MessageFetchError) {

@@ -43,7 +43,7 @@ extension ClientStore {
                     INSERT INTO message (id, sequence, kind, payload, createdAt, expiresAt, isRead, synced, storedAt)
                     VALUES (?, ?, ?, ?, ?, NULL, 0, 0, ?) ON CONFLICT (id) DO NOTHING
                     """,
-                arguments: [message.id, message.sequence, message.kind.rawValue, Data(message.payload?.bytes ?? []), now, now])
+                arguments: [message.id, message.sequence, message.kind.rawValue, Data(message.payloadJSONBytes ?? []), now, now])
             return db.changesCount > 0
         }
     }
