@@ -14,7 +14,10 @@ let package = Package(
         .executable(name: "beckon", targets: ["beckon"]),
         // The client SDK: a portable core, its thin iOS adapters, and its Linux transport.
         .library(name: "BeckonClient", targets: ["BeckonClient"]),
+        // The adapters an app extension may link (the notification service extension links these).
         .library(name: "BeckonClientApple", targets: ["BeckonClientApple"]),
+        // The app-only adapters: UIApplication.shared is unavailable in app extensions.
+        .library(name: "BeckonClientAppleApp", targets: ["BeckonClientAppleApp"]),
         .library(name: "BeckonClientNIO", targets: ["BeckonClientNIO"]),
     ],
     dependencies: [
@@ -259,10 +262,13 @@ let package = Package(
         ),
         // The client SDK (docs/client-sdk.md). `BeckonClient` is the portable core (every
         // decision; Foundation, GRDB, the wire contract): it builds and is tested on Linux.
-        // `BeckonClientApple` holds the thin iOS adapters, each file wrapped in
-        // `#if canImport(...)`, so it is an empty module on Linux. `BeckonClientNIO` is the
-        // WebSocket transport for Linux (the tests, the device simulator); NIO is a Linux-only
-        // dependency, so an iOS build never compiles or links it.
+        // The thin iOS adapters are two modules, each file wrapped in `#if canImport(...)`, so both
+        // are empty on Linux (scripts/typecheck-apple.sh type-checks them against a stand-in for
+        // Apple's SDK): `BeckonClientApple` holds what an app extension may use, and
+        // `BeckonClientAppleApp` what only the app may (UIApplication.shared, PushKit, CallKit), so
+        // that the notification service extension links no extension-unavailable API.
+        // `BeckonClientNIO` is the WebSocket transport for Linux (the tests, the device
+        // simulator); NIO is a Linux-only dependency, so an iOS build never compiles or links it.
         .target(
             name: "BeckonClient",
             dependencies: [
@@ -271,6 +277,7 @@ let package = Package(
             ]
         ),
         .target(name: "BeckonClientApple", dependencies: ["BeckonClient", "BeckonProtocol", "BeckonJSON"]),
+        .target(name: "BeckonClientAppleApp", dependencies: ["BeckonClient", "BeckonProtocol", "BeckonJSON"]),
         .target(
             name: "BeckonClientNIO",
             dependencies: [

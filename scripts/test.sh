@@ -18,6 +18,8 @@ python3 scripts/check-responses.py --min-responses 300 "$BECKON_TEST_RESPONSES_F
 python3 scripts/check-citations.py
 scripts/apns-interop.sh
 swift build --product beckon >/dev/null
+# The iOS adapters and docs/client-sdk.md's samples against a stand-in for Apple's SDK, as app and extension.
+scripts/typecheck-apple.sh
 BECKON="$(swift build --show-bin-path)/beckon"
 python3 scripts/crash-durability.py "$BECKON"
 # Three SIGKILLs under mixed load: nothing acknowledged lost or seen twice, every decided push

@@ -6,9 +6,10 @@ import Foundation
 import UserNotifications
 
 /// The notification service extension's principal class: subclass it and return your handler.
-/// iOS's two callbacks go to one `NotificationServiceRun`, which delivers exactly once.
+/// iOS's two callbacks, on threads of its choosing, go to one `NotificationServiceRequest`, which
+/// delivers exactly once.
 open class BeckonNotificationServiceExtension: UNNotificationServiceExtension {
-    private var run: NotificationServiceRun?
+    private let request = NotificationServiceRequest()
 
     /// The handler; build it once per process (iOS reuses extension processes, and may call
     /// `didReceive` on several instances at once).
@@ -22,11 +23,11 @@ open class BeckonNotificationServiceExtension: UNNotificationServiceExtension {
         let delivery = ContentDelivery(original: request.content, handler: contentHandler)
         let incoming = IncomingNotification(
             identifier: request.identifier, payload: JSONValue(userInfo: request.content.userInfo) ?? [:])
-        run = handler.receive(incoming) { outcome in delivery.deliver(outcome) }
+        self.request.receive(incoming, with: handler) { outcome in delivery.deliver(outcome) }
     }
 
     open override func serviceExtensionTimeWillExpire() {
-        run?.timeWillExpire()
+        request.timeWillExpire()
     }
 }
 

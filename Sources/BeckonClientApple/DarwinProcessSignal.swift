@@ -1,6 +1,6 @@
 // Apple platforms: Darwin notifications between the app and its extensions. A translation, no
 // decisions (docs/client-sdk.md).
-#if canImport(Darwin)
+#if canImport(Darwin) || BECKON_APPLE_SDK_STANDIN
 import BeckonClient
 import Foundation
 

@@ -1,5 +1,5 @@
 // iOS only: `os_proc_available_memory` (iOS 13+). A translation, no decisions (docs/client-sdk.md).
-#if canImport(os) && os(iOS)
+#if canImport(os) && (os(iOS) || BECKON_APPLE_SDK_STANDIN)
 import BeckonClient
 import os
 

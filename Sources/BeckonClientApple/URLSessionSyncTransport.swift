@@ -1,6 +1,6 @@
 // Apple platforms: URLSessionWebSocketTask (on Linux the NIO transport, BeckonClientNIO, is
 // used instead). A translation, no decisions (docs/client-sdk.md).
-#if canImport(Darwin)
+#if canImport(Darwin) || BECKON_APPLE_SDK_STANDIN
 import BeckonClient
 import BeckonProtocol
 import Foundation

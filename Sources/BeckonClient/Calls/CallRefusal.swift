@@ -11,3 +11,17 @@ public enum CallRefusal: String, Hashable, Sendable {
     /// `unentitled`, `unknown`, or an error CallKit did not classify.
     case failed
 }
+
+extension CallRefusal {
+    /// From CallKit's error: `CXErrorCodeIncomingCallError.Code`'s raw value (2
+    /// `callUUIDAlreadyExists`, 3 `filteredByDoNotDisturb`, 4 `filteredByBlockList`; apns.md
+    /// E.9), nil for an error of another kind.
+    public init(incomingCallErrorCode code: Int?) {
+        switch code {
+        case 2: self = .alreadyReported
+        case 3: self = .doNotDisturb
+        case 4: self = .blocked
+        default: self = .failed
+        }
+    }
+}

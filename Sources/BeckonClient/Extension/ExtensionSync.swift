@@ -23,11 +23,16 @@ public struct ExtensionSync: Sendable {
     let clock: any ClientClock
     let presenter: NotificationPresenter?
     let calls: CallCoordinator?
+    /// Read at each run in place of the endpoint's credential, when set (the keychain may be
+    /// unreadable before the first unlock, apns.md E.9).
+    let credentials: (any CredentialSource)?
 
     public init(
         endpoint: SyncEndpoint, window: Int? = nil, store: ClientStore, lock: LeaseLock, transport: any SyncTransport,
-        clock: any ClientClock, presenter: NotificationPresenter? = nil, calls: CallCoordinator? = nil
+        clock: any ClientClock, presenter: NotificationPresenter? = nil, calls: CallCoordinator? = nil,
+        credentials: (any CredentialSource)? = nil
     ) {
+        self.credentials = credentials
         self.configuration = SyncSession.Configuration(endpoint: endpoint, role: .extension, window: window)
         self.store = store
         self.lock = lock
@@ -39,6 +44,11 @@ public struct ExtensionSync: Sendable {
 
     /// Syncs until caught up, preempted, or `deadline`; waits at most `leaseWait` for its turn.
     public func run(leaseWait: Duration, deadline: Duration) async -> Outcome {
+        var configuration = self.configuration
+        if let credentials {
+            guard let credential = try? credentials.credential() else { return .incomplete(newMessages: 0) }
+            configuration.endpoint.credential = credential
+        }
         let writer: LeaseGuard
         do {
             writer = try await lock.acquire(timeout: leaseWait)

@@ -9,18 +9,25 @@ import FoundationNetworking
 public struct URLSessionMessageFetcher: MessageFetcherPort {
     /// `http(s)://host[:port]`: the server's HTTP API.
     public var baseURL: URL
-    public var credential: String
+    /// Read at each fetch: the keychain may be unreadable before the first unlock (apns.md E.9),
+    /// and an extension process outlives that.
+    public var credentials: any CredentialSource
     /// Per request; the extension's own deadline is shorter when it matters.
     public var timeout: TimeInterval
 
-    public init(baseURL: URL, credential: String, timeout: TimeInterval = 20) {
+    public init(baseURL: URL, credentials: any CredentialSource, timeout: TimeInterval = 20) {
         self.baseURL = baseURL
-        self.credential = credential
+        self.credentials = credentials
         self.timeout = timeout
+    }
+
+    public init(baseURL: URL, credential: String, timeout: TimeInterval = 20) {
+        self.init(baseURL: baseURL, credentials: FixedCredential(credential), timeout: timeout)
     }
 
     public func fetch(messageID: String, byteLimit: Int) async throws(MessageFetchError) -> FetchedMessage {
         let url = baseURL.appendingPathComponent("v1").appendingPathComponent("messages").appendingPathComponent(messageID)
+        guard let credential = try? credentials.credential() else { throw .unauthorized }
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.setValue("Bearer \(credential)", forHTTPHeaderField: "Authorization")
         request.setValue("application/json", forHTTPHeaderField: "Accept")

@@ -18,6 +18,9 @@ public final class ClientStore: Sendable {
     /// Whether an open may be tried now (the device simulator's first-unlock rule); on iOS the
     /// system itself refuses the file before the first unlock.
     private let canOpen: @Sendable () -> Bool
+    /// Runs the open (the iOS adapter: inside file coordination, after giving the directory its
+    /// protection class).
+    private let around: @Sendable (_ path: String, _ open: () throws -> Void) throws -> Void
     let clock: any ClientClock
     public let path: String
 
@@ -28,23 +31,26 @@ public final class ClientStore: Sendable {
     /// `observesSuspension`: on iOS, where the store lives in the app group and the process is
     /// frozen in the background (the iOS adapter's `ClientStore.appGroup` sets it).
     public convenience init(path: String, clock: any ClientClock = SystemClock(), observesSuspension: Bool = false) throws {
-        self.init(deferredAt: path, clock: clock, observesSuspension: observesSuspension, canOpen: { true })
+        self.init(deferredAt: path, clock: clock, observesSuspension: observesSuspension, canOpen: { true }, around: { try $1() })
         _ = try pool
     }
 
     /// A store opened at its first use, and again at each use until it opens. Before the first
     /// unlock after a restart iOS keeps the file unreadable (apns.md E.9), and an app launched
     /// then for a VoIP push must still report its call: so nothing opens the file at launch, and
-    /// every use until it opens throws `ClientStoreError.unavailable`.
+    /// every use until it opens throws `ClientStoreError.unavailable`. `around` runs the open
+    /// (to coordinate it with other processes, or to prepare the directory first).
     public static func deferred(
         path: String, clock: any ClientClock = SystemClock(), observesSuspension: Bool = false,
-        canOpen: @escaping @Sendable () -> Bool = { true }
+        canOpen: @escaping @Sendable () -> Bool = { true },
+        around: @escaping @Sendable (_ path: String, _ open: () throws -> Void) throws -> Void = { try $1() }
     ) -> ClientStore {
-        ClientStore(deferredAt: path, clock: clock, observesSuspension: observesSuspension, canOpen: canOpen)
+        ClientStore(deferredAt: path, clock: clock, observesSuspension: observesSuspension, canOpen: canOpen, around: around)
     }
 
     private init(
-        deferredAt path: String, clock: any ClientClock, observesSuspension: Bool, canOpen: @escaping @Sendable () -> Bool
+        deferredAt path: String, clock: any ClientClock, observesSuspension: Bool, canOpen: @escaping @Sendable () -> Bool,
+        around: @escaping @Sendable (_ path: String, _ open: () throws -> Void) throws -> Void
     ) {
         var configuration = Configuration()
         configuration.label = "BeckonClient"
@@ -59,6 +65,7 @@ public final class ClientStore: Sendable {
         configuration.maximumReaderCount = 1
         self.configuration = configuration
         self.canOpen = canOpen
+        self.around = around
         self.clock = clock
         self.path = path
         self.observesSuspension = observesSuspension
@@ -71,13 +78,17 @@ public final class ClientStore: Sendable {
                 if let pool = opened.pool { return pool }
                 guard !opened.closed else { throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "the store is closed") }
                 guard canOpen() else { throw ClientStoreError.unavailable("protected data is not available yet") }
-                let pool: DatabasePool
+                var pool: DatabasePool?
                 do {
-                    pool = try DatabasePool(path: path, configuration: configuration)
-                    try Self.migrator.migrate(pool)
+                    try around(path) {
+                        let database = try DatabasePool(path: path, configuration: configuration)
+                        try Self.migrator.migrate(database)
+                        pool = database
+                    }
                 } catch {
                     throw ClientStoreError.unavailable(String(describing: error))
                 }
+                guard let pool else { throw ClientStoreError.unavailable("the store was not opened") }
                 opened.pool = pool
                 return pool
             }

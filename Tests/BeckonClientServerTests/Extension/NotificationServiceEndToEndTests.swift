@@ -44,8 +44,8 @@ import Testing
             defer { device.remove() }
             let id = try await server.post(to: ["u1"], text: String(repeating: "x", count: 20_000))
             let fetcher = device.fetcher
-            // A budget of 64 KB reads at most 8 KB of one answer.
-            await #expect(throws: MessageFetchError.tooLarge(limit: 8 << 10)) {
+            // A budget of 64 KB reads at most what parses within 32 KB: 1,170 bytes of one answer.
+            await #expect(throws: MessageFetchError.tooLarge(limit: (32 << 10) / ExtensionBudget.answerFootprint)) {
                 try await fetcher.fetch(messageID: id, byteLimit: ExtensionBudget(memoryBytes: 64 << 10).messageBytes)
             }
             let handler = NotificationServiceHandler(

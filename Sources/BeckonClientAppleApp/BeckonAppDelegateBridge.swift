@@ -8,23 +8,23 @@ import UserNotifications
 
 /// What the app delegate and the notification centre's delegate forward, one line per callback
 /// (seed 001's entry points). Every call turns into an `AppEvent`, in the order UIKit made them.
+/// The app's state comes from UIKit's notifications (`UIApplicationLifecycle`), which UIKit
+/// posts with or without scenes, so nothing here depends on the app delegate's lifecycle
+/// methods, which a scene-based app — every SwiftUI app — never receives (apns.md E.9).
 @MainActor
 public final class BeckonAppDelegateBridge {
     public let app: BeckonApp
 
+    /// Create it in `application(_:didFinishLaunchingWithOptions:)`.
     public init(app: BeckonApp) {
         self.app = app
+        app.observeLifecycle(UIApplicationLifecycle())
     }
 
     public func didFinishLaunching(options: [UIApplication.LaunchOptionsKey: Any]?) {
         let remote = options?[.remoteNotification] as? [AnyHashable: Any]
         app.handle(.didFinishLaunching(remoteNotification: remote.flatMap(JSONValue.init(userInfo:))))
     }
-
-    public func willEnterForeground() { app.handle(.willEnterForeground) }
-    public func didBecomeActive() { app.handle(.didBecomeActive) }
-    public func willResignActive() { app.handle(.willResignActive) }
-    public func didEnterBackground() { app.handle(.didEnterBackground) }
 
     /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`.
     public func didReceiveRemoteNotification(
@@ -43,24 +43,33 @@ public final class BeckonAppDelegateBridge {
             completion: BackgroundCompletion { result in handler.call(result) }))
     }
 
-    /// `userNotificationCenter(_:didReceive:withCompletionHandler:)`.
-    public func didReceive(_ response: UNNotificationResponse) {
-        guard response.actionIdentifier == UNNotificationDefaultActionIdentifier else { return }
+    /// `userNotificationCenter(_:didReceive:)`: returns once the SDK has handled it (a tap
+    /// routed, "mark read" stored), so iOS's completion comes after (apns.md E.5).
+    public func didReceive(_ response: UNNotificationResponse) async {
         let request = response.notification.request
-        app.handle(.didTapNotification(
-            identifier: request.identifier, userInfo: JSONValue(userInfo: request.content.userInfo) ?? [:]))
+        let action: NotificationResponse.Action =
+            switch response.actionIdentifier {
+            case UNNotificationDefaultActionIdentifier: .open
+            case UNNotificationDismissActionIdentifier: .dismiss
+            default: .custom(response.actionIdentifier, text: (response as? UNTextInputNotificationResponse)?.userText)
+            }
+        await app.respond(to: NotificationResponse(
+            identifier: request.identifier, userInfo: JSONValue(userInfo: request.content.userInfo) ?? [:], action: action))
     }
 
-    /// `userNotificationCenter(_:willPresent:withCompletionHandler:)`.
-    public func willPresent(_ notification: UNNotification) async -> UNNotificationPresentationOptions {
+    /// `userNotificationCenter(_:willPresent:)`: nil for a notification that is not Beckon's,
+    /// which the app presents as it chooses.
+    public func willPresent(_ notification: UNNotification) async -> UNNotificationPresentationOptions? {
         let request = notification.request
-        let show = await app.willPresent(
-            identifier: request.identifier, userInfo: JSONValue(userInfo: request.content.userInfo) ?? [:])
-        return show ? [.banner, .list, .sound, .badge] : []
+        switch await app.willPresent(identifier: request.identifier, userInfo: JSONValue(userInfo: request.content.userInfo) ?? [:]) {
+        case .show: return [.banner, .list, .sound, .badge]
+        case .hide: return []
+        case .notBeckon: return nil
+        }
     }
 
-    /// The UI can open a conversation.
-    public func ready(open: @escaping @Sendable (NotificationTap) -> Void) {
+    /// The UI can open a conversation; `open` runs on the main actor.
+    public func ready(open: @escaping @MainActor @Sendable (NotificationTap) -> Void) {
         app.handle(.ready(open: open))
     }
 }
@@ -80,26 +89,6 @@ private final class MainThreadCompletion: @unchecked Sendable {
             case .failed: .failed
             }
         DispatchQueue.main.async { self.handler(uiResult) }
-    }
-}
-
-/// `BackgroundTimePort` over `UIApplication.beginBackgroundTask`.
-public struct UIKitBackgroundTime: BackgroundTimePort {
-    public init() {}
-
-    public func begin(_ name: String, expired: @escaping @Sendable () -> Void) -> BackgroundTaskToken {
-        Self.onMain {
-            BackgroundTaskToken(UIApplication.shared.beginBackgroundTask(withName: name, expirationHandler: expired).rawValue)
-        }
-    }
-
-    public func end(_ token: BackgroundTaskToken) {
-        Self.onMain { UIApplication.shared.endBackgroundTask(UIBackgroundTaskIdentifier(rawValue: token.rawValue)) }
-    }
-
-    private static func onMain<Result: Sendable>(_ body: @MainActor () -> Result) -> Result {
-        if Thread.isMainThread { return MainActor.assumeIsolated(body) }
-        return DispatchQueue.main.sync { MainActor.assumeIsolated(body) }
     }
 }
 #endif

@@ -6,8 +6,9 @@ import Foundation
 import PushKit
 
 /// PushKit's delegate: every VoIP push goes to `BeckonApp.receiveVoIPPush`, which reports a call
-/// to CallKit before this delegate method returns (apns.md E.6; rule 6). The app's `handler` can
-/// only answer with a `CallReport`: there is no way to ignore the push.
+/// to CallKit before this delegate method returns (apns.md E.6; rule 6) and calls PushKit's
+/// completion once CallKit has answered (apns.md E.9). The app's `handler` can only answer with a
+/// `CallReport`: there is no way to ignore the push.
 public final class PushKitRegistrar: NSObject, PKPushRegistryDelegate, @unchecked Sendable {
     private let registry: PKPushRegistry
     private let app: BeckonApp
@@ -40,10 +41,9 @@ public final class PushKitRegistrar: NSObject, PKPushRegistryDelegate, @unchecke
 
     public func pushRegistry(
         _ registry: PKPushRegistry, didReceiveIncomingPushWith payload: PKPushPayload, for type: PKPushType,
-        completion: @escaping () -> Void
+        completion: @escaping @Sendable () -> Void
     ) {
-        app.receiveVoIPPush(JSONValue(userInfo: payload.dictionaryPayload) ?? [:], handler: handler)
-        completion()
+        app.receiveVoIPPush(JSONValue(userInfo: payload.dictionaryPayload) ?? [:], handler: handler, completion: completion)
     }
 }
 #endif
