@@ -4,9 +4,10 @@
 import BeckonClient
 import Foundation
 
-/// `ProcessSignalPort` over the Darwin notify centre, which reaches every process of the app
-/// group (the app's nudge to an extension holding the lease). Names are prefixed with the app
-/// group so two apps never hear each other.
+/// `ProcessSignalPort` over the Darwin notify centre (the app's nudge to an extension holding the
+/// lease). Its names are system-wide: they are prefixed with the app group so two apps do not
+/// hear each other, but any process could post one; the worst a stray post does is make a lease
+/// holder look at the row early.
 public final class DarwinProcessSignal: ProcessSignalPort, @unchecked Sendable {
     private let prefix: String
 
@@ -47,10 +48,14 @@ public final class DarwinProcessSignal: ProcessSignalPort, @unchecked Sendable {
         let pointer: UnsafeMutableRawPointer
         let name: String
 
+        /// On the main queue, where the centre delivers (through the main run loop): a callback
+        /// that is running there cannot see the observer freed under it.
         func remove() {
-            CFNotificationCenterRemoveObserver(
-                CFNotificationCenterGetDarwinNotifyCenter(), pointer, CFNotificationName(name as CFString), nil)
-            Unmanaged<Observer>.fromOpaque(pointer).release()
+            DispatchQueue.main.async {
+                CFNotificationCenterRemoveObserver(
+                    CFNotificationCenterGetDarwinNotifyCenter(), pointer, CFNotificationName(name as CFString), nil)
+                Unmanaged<Observer>.fromOpaque(pointer).release()
+            }
         }
     }
 }

@@ -8,6 +8,8 @@ import os
 public struct ProcessMemoryGauge: MemoryGaugePort {
     public init() {}
 
+    /// Apple returns 0 both for "not an app" and for "already over the limit" (apns.md E.9);
+    /// the SDK reads 0 as unknown, so past the limit it relies on its own per-answer cap.
     public func availableBytes() -> Int? {
         let available = os_proc_available_memory()
         return available > 0 ? Int(available) : nil

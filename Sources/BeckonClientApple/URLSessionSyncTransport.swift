@@ -8,9 +8,13 @@ import Foundation
 /// `SyncTransport` over `URLSessionWebSocketTask`.
 public struct URLSessionSyncTransport: SyncTransport {
     let session: URLSession
+    /// The largest frame read: the server sends up to its `limits.payload-bytes` plus 4 KiB
+    /// (docs/sync-protocol.md); URLSession's default is 1 MiB.
+    let maximumMessageSize: Int
 
-    public init(session: URLSession = .shared) {
+    public init(session: URLSession = .shared, maximumMessageSize: Int = 4 << 20) {
         self.session = session
+        self.maximumMessageSize = maximumMessageSize
     }
 
     public func connect(to endpoint: SyncEndpoint) async throws -> any SyncTransportConnection {
@@ -18,6 +22,7 @@ public struct URLSessionSyncTransport: SyncTransport {
         request.setValue("Bearer \(endpoint.credential)", forHTTPHeaderField: "Authorization")
         request.setValue(endpoint.subprotocol, forHTTPHeaderField: "Sec-WebSocket-Protocol")
         let task = session.webSocketTask(with: request)
+        task.maximumMessageSize = maximumMessageSize
         let connection = URLSessionSyncConnection(task: task)
         task.delegate = connection
         return try await withTaskCancellationHandler {
@@ -45,6 +50,12 @@ final class URLSessionSyncConnection: NSObject, SyncTransportConnection, URLSess
     func open() async throws -> any SyncTransportConnection {
         try await withCheckedThrowingContinuation { continuation in
             lock.lock()
+            // Cancelled before this ran: the task's completion may have come and gone already.
+            guard !ended else {
+                lock.unlock()
+                continuation.resume(throwing: CancellationError())
+                return
+            }
             opening = continuation
             lock.unlock()
             task.resume()

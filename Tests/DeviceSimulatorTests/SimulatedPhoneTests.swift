@@ -54,11 +54,18 @@ import Testing
         _ = phone.handle(.user(.home), at: 2)
         #expect(phone.app == .background)
         #expect(phone.nextDeadline == 32)
-        _ = phone.handle(.backgroundTaskEnded(1), at: 3)
-        #expect(phone.nextDeadline == 8)
-        let actions = phone.handle(.tick, at: 8)
+        // Its last task ended: suspended at once, the worst case Apple allows (apns.md E.9).
+        let actions = phone.handle(.backgroundTaskEnded(1), at: 3)
         #expect(actions.contains(.suspendApp))
         #expect(phone.app == .suspended)
+    }
+
+    @Test func leavingTheFrontWithNothingToFinishSuspendsAfterTheGrace() {
+        var phone = SimulatedPhone(traits: AppTraits())
+        _ = phone.handle(.user(.launch), at: 0)
+        _ = phone.handle(.user(.home), at: 2)
+        #expect(phone.nextDeadline == 7)
+        #expect(phone.handle(.tick, at: 7).contains(.suspendApp))
     }
 
     @Test func aBackgroundPushResumesASuspendedAppWithThirtySecondsToComplete() {
@@ -67,9 +74,53 @@ import Testing
         #expect(actions.contains(.resumeApp))
         #expect(actions.contains(.remoteNotification(Self.background("A"), state: .background, token: 1)))
         #expect(phone.app == .background)
-        // Called in time: no violation, and the app is suspended after the grace.
-        _ = phone.handle(.completionCalled(token: 1, result: "newData"), at: 205)
-        #expect(phone.nextDeadline == 210)
+        // Called in time: no violation, and the app is suspended at once (apns.md E.9).
+        let after = phone.handle(.completionCalled(token: 1, result: "newData"), at: 205)
+        #expect(after.contains(.suspendApp))
+        #expect(phone.app == .suspended)
+    }
+
+    @Test func anAppSuspendedWhileATransactionHoldsALockIsKilled() {
+        var phone = Self.suspendedPhone()
+        let records = Self.records(phone.handle(.lockHeldWhenSuspended, at: 200))
+        #expect(records.contains(.appKilled(why: "0xdead10cc")))
+        #expect(records.contains { if case .violation(.lockHeldWhenSuspended, _) = $0 { true } else { false } })
+        #expect(phone.app == .notRunning)
+    }
+
+    @Test func aBackgroundTaskLeftOpenByItsExpirationHandlerGetsTheAppKilled() {
+        var phone = SimulatedPhone(traits: AppTraits())
+        _ = phone.handle(.user(.launch), at: 0)
+        _ = phone.handle(.backgroundTaskBegan(1), at: 1)
+        _ = phone.handle(.user(.home), at: 2)
+        let expiry = phone.handle(.tick, at: 32)
+        #expect(expiry.contains(.expireBackgroundTasks([1])))
+        let records = Self.records(phone.handle(.backgroundTasksLeftOpen([1]), at: 32))
+        #expect(records.contains(.appKilled(why: "background-task-not-ended")))
+        #expect(records.contains { if case .violation(.backgroundTaskNotEnded, _) = $0 { true } else { false } })
+    }
+
+    @Test func protectedDataIsUnreadableFromARestartUntilTheFirstUnlock() {
+        var phone = SimulatedPhone(traits: AppTraits(voip: true))
+        _ = phone.handle(.user(.launch), at: 0)
+        #expect(phone.handle(.user(.reboot), at: 10).contains(.setProtectedData(available: false)))
+        #expect(phone.lockedSinceBoot)
+        // VoIP still launches the app (apns.md E.9: undocumented, but it happens).
+        let voip = phone.handle(.pushArrived(Self.voip("C")), at: 20)
+        #expect(voip.contains(.voip(Self.voip("C"))))
+        #expect(phone.lockedSinceBoot)
+        #expect(phone.handle(.user(.unlock), at: 30).contains(.setProtectedData(available: true)))
+        #expect(!phone.lockedSinceBoot)
+    }
+
+    @Test func anExtensionKilledForItsMemoryShowsThePushsOwnText() {
+        var phone = SimulatedPhone(traits: AppTraits(serviceExtension: true))
+        let push = Self.alert("A", mutable: true)
+        _ = phone.handle(.pushArrived(push), at: 1)
+        let records = Self.records(phone.handle(.extensionFinished(push: "A", .overMemory), at: 2))
+        #expect(records.contains(.extensionFinished(push: "A", outcome: "memory-limit")))
+        #expect(records.contains { if case .violation(.extensionOverMemory, _) = $0 { true } else { false } })
+        #expect(phone.notifications.map(\.identifier) == [push.identifier])
     }
 
     @Test func aLateCompletionHandlerGetsTheAppKilled() {

@@ -24,8 +24,9 @@ public final class CallCoordinator: Sendable {
     }
 
     /// PushKit's handler, synchronous as PushKit requires (apns.md E.6): the report is made
-    /// before this returns, whatever `handler` decides. A call the device already knows ended,
-    /// or a push that names no call, is reported and ended without asking `handler`.
+    /// before this returns, whatever `handler` decides. A call this process heard had ended, or a
+    /// push that names no call, is reported and ended without asking `handler`; one that the store
+    /// says ended (heard by another process) is ended right after its report.
     ///
     /// `completion` is PushKit's completion handler: called once CallKit has answered the
     /// report, not before (apns.md E.9). A call CallKit refused (Focus, Do Not Disturb, a
@@ -36,7 +37,9 @@ public final class CallCoordinator: Sendable {
     ) -> CallReport {
         let push = VoIPPush(payload: payload, sealKey: sealKey)
         let report: CallReport
-        if let outcome = endedOutcome(push.call.callID) {
+        // Only what this process knows: the store may need opening (a file, coordination, a
+        // migration), which must not delay the report (apns.md E.6). It is read after.
+        if let outcome = state.withLock({ $0.ended[push.call.callID] }) {
             report = .alreadyEnded(push, outcome: outcome)
         } else if !push.isBeckonCall {
             report = .alreadyEnded(push, outcome: .cancelled)
@@ -59,6 +62,14 @@ public final class CallCoordinator: Sendable {
             }
             completion()
         }
+        if report.kind == .incoming, store != nil {
+            // Ended while this process was not running (a relaunch by PushKit): end it now.
+            Task.detached { [self] in
+                if let outcome = (try? store?.callOutcome(report.call.callID)) ?? nil, isRinging(report.call.callID) {
+                    callEnded(report.call.callID, outcome: outcome, as: nil)
+                }
+            }
+        }
         return report
     }
 
@@ -78,14 +89,16 @@ public final class CallCoordinator: Sendable {
         _ = state.withLock { $0.ringing.removeValue(forKey: callID) }
     }
 
+    /// The same, by CallKit's UUID (`CXAnswerCallAction.callUUID`, `CXEndCallAction.callUUID`).
+    public func callFinished(uuid: UUID) {
+        state.withLock { state in
+            if let callID = state.ringing.first(where: { $0.value.uuid == uuid })?.key { state.ringing[callID] = nil }
+        }
+    }
+
     /// Whether `callID` rings here.
     public func isRinging(_ callID: String) -> Bool { state.withLock { $0.ringing[callID] != nil } }
 
     /// Calls reported here and not ended.
     public var ringingCalls: [CallIdentity] { state.withLock { Array($0.ringing.values) } }
-
-    private func endedOutcome(_ callID: String) -> CallEndOutcome? {
-        if let outcome = state.withLock({ $0.ended[callID] }) { return outcome }
-        return (try? store?.callOutcome(callID)) ?? nil
-    }
 }

@@ -112,6 +112,7 @@ public actor BeckonApp {
     public nonisolated let presenter: NotificationPresenter
     public nonisolated let calls: CallCoordinator
     let ports: Ports
+    private nonisolated let lifecycles = Locked<[any AppLifecyclePort]>([])
 
     private var router = EntryPointRouter()
     private var opener: (@MainActor @Sendable (NotificationTap) -> Void)?
@@ -170,7 +171,9 @@ public actor BeckonApp {
 
     /// Follows UIKit's application-state notifications, which UIKit posts with or without scenes
     /// (`AppLifecyclePort`). Call once, at launch; the app then forwards no lifecycle method.
+    /// The app keeps the port for its life: an observer that went with it would hear nothing.
     public nonisolated func observeLifecycle(_ lifecycle: any AppLifecyclePort) {
+        lifecycles.withLock { $0.append(lifecycle) }
         lifecycle.observe { [weak self] event in self?.handle(event.appEvent) }
     }
 
@@ -287,8 +290,10 @@ public actor BeckonApp {
             await perform(router.handle(.appReady), completion: nil)
         case .networkAvailable:
             await perform(router.handle(.networkAvailable), completion: nil)
+            suspendIfIdle()
         case .protectedDataDidBecomeAvailable:
-            break
+            // `handle` resumed the store; nothing here needs it (the next session opens it).
+            suspendIfIdle()
         }
     }
 
@@ -499,6 +504,16 @@ public actor BeckonApp {
     /// missed, rather than for ever.
     private func runRingingSync(_ callID: String) async {
         let reason = Reason.ringing(callID: callID)
+        // The session writes (lease renewals, messages) for as long as the call rings: iOS must
+        // not suspend the app meanwhile, holding a lock (apns.md E.9). If it takes the time back,
+        // the session stops and the store takes no more locks before the task ends.
+        let activity = ports.backgroundTime.map { BackgroundActivity("beckon.ringing", port: $0) }
+        defer { activity?.end() }
+        let store = self.store
+        activity?.onExpiry { [weak self] in
+            store.suspend()
+            Task { await self?.live?.session.preempt() }
+        }
         let clock = ports.clock
         let until = clock.now().addingTimeInterval(configuration.ringingSessionLimit.timeInterval)
         var heldOnce = false

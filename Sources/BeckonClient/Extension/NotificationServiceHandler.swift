@@ -50,6 +50,10 @@ public final class NotificationServiceHandler: Sendable {
     let lock: LeaseLock?
     let renderer: MessageRenderer?
     let sync: ExtensionSync?
+    /// Pushes being worked on in this process, until their content is handed over.
+    private let runsInFlight = Locked(0)
+    /// Memory reserved by the fetches in flight (`ExtensionBudget.answerPeakBytes` each).
+    private let reservedBytes = Locked(0)
     /// The sync in flight, shared by the pushes that arrive meanwhile.
     private let syncInFlight = Locked<Task<ExtensionSync.Outcome, Never>?>(nil)
 
@@ -77,6 +81,22 @@ public final class NotificationServiceHandler: Sendable {
         _ notification: IncomingNotification, deliver: @escaping @Sendable (NotificationServiceOutcome) -> Void
     ) -> NotificationServiceRun {
         let fallback = Self.visible(NotificationContent(apsOf: notification.payload), genericLocKey: configuration.genericLocKey)
+        // iOS may suspend the extension once its last content is handed over: from then until
+        // the next push the store takes no lock (0xdead10cc, apns.md E.9); work still running is
+        // interrupted rather than caught holding one.
+        let store = self.store
+        if runsInFlight.withLock({ runs in
+            runs += 1
+            return runs == 1
+        }) { store?.resume() }
+        let runsInFlight = self.runsInFlight
+        let deliver: @Sendable (NotificationServiceOutcome) -> Void = { outcome in
+            if runsInFlight.withLock({ runs in
+                runs -= 1
+                return runs == 0
+            }) { store?.suspend() }
+            deliver(outcome)
+        }
         let run = NotificationServiceRun(fallback: fallback, deliver: deliver)
         let work = Task { [self] in
             let outcome = await self.work(notification, fallback: fallback, run: run)
@@ -146,10 +166,13 @@ public final class NotificationServiceHandler: Sendable {
         var failure: NotificationServiceOutcome.FallbackReason?
         for id in beckon.ids.reversed().prefix(budget.maximumFetches) {
             if Task.isCancelled { return .fallback(fallback, .deadline) }
-            if let available = memory.availableBytes(), available < budget.answerPeakBytes + budget.reserveBytes {
+            // Runs overlap in one process (iOS reuses it): each reserves an answer's peak, so two
+            // cannot both count on the same free memory.
+            guard reserveAnswer(budget) else {
                 failure = failure ?? .lowMemory
                 break
             }
+            defer { reservedBytes.withLock { $0 -= budget.answerPeakBytes } }
             do {
                 let message = try await fetcher.fetch(messageID: id, byteLimit: budget.messageBytes)
                 if id == newest { text = self.text(for: message) }
@@ -173,6 +196,17 @@ public final class NotificationServiceHandler: Sendable {
         run.improve(rewritten)
         await record(notification, ids: beckon.ids, fetched: kept)
         return .rewritten(rewritten)
+    }
+
+    /// Reserves an answer's peak if the memory left, less what other runs reserved, holds it and
+    /// the reserve.
+    private func reserveAnswer(_ budget: ExtensionBudget) -> Bool {
+        let available = memory.availableBytes()
+        return reservedBytes.withLock { reserved in
+            if let available, available - reserved < budget.answerPeakBytes + budget.reserveBytes { return false }
+            reserved += budget.answerPeakBytes
+            return true
+        }
     }
 
     /// The operator's text for a fetched message, else the app's renderer's.

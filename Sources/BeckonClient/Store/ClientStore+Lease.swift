@@ -8,7 +8,7 @@ extension ClientStore {
         // A waiter retries at most every `LeaseLock.Timing.retryMaximum`; one silent for longer
         // than this gave up or died, and loses its place.
         let waiterLifetime: Int64 = 1000
-        return try pool.write { db in
+        return try transaction { db in
             let row = try Self.leaseRow(db, key: key)
             var olderWaiterAlive = false
             if !holder.hasPriority && row?.holder != holder.name {
@@ -39,7 +39,7 @@ extension ClientStore {
     /// The app asks the holder to yield (`LeaseRules.request`).
     public func requestLease(key: String, holder: LeaseHolder, for duration: Duration) throws {
         let now = nowMilliseconds
-        try pool.write { db in
+        try transaction { db in
             if let row = LeaseRules.request(
                 try Self.leaseRow(db, key: key), by: holder, now: now, until: now + duration.milliseconds)
             {
@@ -49,20 +49,20 @@ extension ClientStore {
     }
 
     public func releaseLease(key: String, holder: LeaseHolder) throws {
-        try pool.write { db in
+        try transaction { db in
             if let row = LeaseRules.release(try Self.leaseRow(db, key: key), by: holder) { try Self.save(row, db) }
         }
     }
 
     /// Leaves the queue (an extension that stopped waiting).
     public func leaveLeaseQueue(key: String, holder: LeaseHolder) throws {
-        try pool.write { db in
+        try transaction { db in
             try db.execute(sql: "DELETE FROM leaseWaiter WHERE key = ? AND holder = ?", arguments: [key, holder.name])
         }
     }
 
     public func leaseRow(key: String) throws -> LeaseRow? {
-        try pool.read { db in try Self.leaseRow(db, key: key) }
+        try readTransaction { db in try Self.leaseRow(db, key: key) }
     }
 
     static func leaseRow(_ db: Database, key: String) throws -> LeaseRow? {
@@ -88,7 +88,7 @@ extension ClientStore {
 extension ClientStore {
     /// The extensions waiting for the lease, oldest first (diagnostics and tests).
     public func leaseWaiters(key: String) throws -> [String] {
-        try pool.read { db in
+        try readTransaction { db in
             try String.fetchAll(db, sql: "SELECT holder FROM leaseWaiter WHERE key = ? ORDER BY ticket", arguments: [key])
         }
     }

@@ -14,6 +14,8 @@ import GRDB
 public final class ClientStore: Sendable {
     /// The database once open; `closed` after `close()`, for good.
     private let opened = Locked<(pool: DatabasePool?, closed: Bool)>((nil, false))
+    /// Transactions running now.
+    private let inFlight = Locked(0)
     private let configuration: Configuration
     /// Whether an open may be tried now (the device simulator's first-unlock rule); on iOS the
     /// system itself refuses the file before the first unlock.
@@ -127,7 +129,7 @@ public final class ClientStore: Sendable {
     /// across processes, so no other process can take the lease between check and commit.
     public func write<Result>(as writer: LeaseGuard, _ body: (Database) throws -> Result) throws -> Result {
         guard writer.isHeld else { throw ClientStoreError.notLeaseHolder }
-        return try pool.write { db in
+        return try transaction { db in
             let holder = try String.fetchOne(db, sql: "SELECT holder FROM lease WHERE key = ?", arguments: [writer.key])
             guard holder == writer.holder.name else { throw ClientStoreError.notLeaseHolder }
             return try body(db)
@@ -135,8 +137,29 @@ public final class ClientStore: Sendable {
     }
 
     func read<Result>(_ body: (Database) throws -> Result) throws -> Result {
-        try pool.read(body)
+        try readTransaction(body)
     }
+
+    /// A write transaction, counted while it runs (`isInTransaction`).
+    func transaction<Result>(_ body: (Database) throws -> Result) throws -> Result {
+        let pool = try self.pool
+        inFlight.withLock { $0 += 1 }
+        defer { inFlight.withLock { $0 -= 1 } }
+        return try pool.write(body)
+    }
+
+    /// A read transaction, counted while it runs (`isInTransaction`).
+    func readTransaction<Result>(_ body: (Database) throws -> Result) throws -> Result {
+        let pool = try self.pool
+        inFlight.withLock { $0 += 1 }
+        defer { inFlight.withLock { $0 -= 1 } }
+        return try pool.read(body)
+    }
+
+    /// Whether a transaction of this process runs now, and so holds an SQLite lock on the shared
+    /// file: iOS kills an app suspended at such a moment (0xdead10cc, apns.md E.9). The device
+    /// simulator checks it when it suspends the app.
+    public var isInTransaction: Bool { inFlight.withLock { $0 > 0 } }
 
     var nowMilliseconds: Int64 { clock.now().milliseconds }
 

@@ -7,7 +7,10 @@ public struct IOSPolicy: Hashable, Sendable, Codable {
     public var backgroundPushSeconds: Double
     /// Background time after the app leaves the foreground, while it holds a background task.
     public var backgroundTaskSeconds: Double
-    /// An app in the background with no task and no pending completion is suspended this soon.
+    /// An app sent to the background with no task and no pending completion is suspended this
+    /// soon ("about five seconds" after `applicationDidEnterBackground`, apns.md E.9). Once it
+    /// calls its last completion handler or ends its last background task, it is suspended at
+    /// once: the worst case Apple allows.
     public var suspendGraceSeconds: Double
     /// The notification service extension's time: "only about 30 seconds" (apns.md E.4).
     public var extensionSeconds: Double

@@ -31,7 +31,14 @@ public enum PhoneAction: Hashable, Sendable {
     case tap(identifier: String, payload: JSONValue)
     /// The phone's network: APNs and the app's sockets follow it.
     case setOnline(Bool)
+    /// Protected data (files of the default class, "after first unlock" keychain items) becomes
+    /// readable, at the first unlock after a restart, or unreadable, at the restart (apns.md E.9).
+    case setProtectedData(available: Bool)
 
+    /// `didFinishLaunching` is the app delegate's; the others are UIKit's application-state
+    /// notifications, which UIKit posts with or without scenes, whereas it calls the matching
+    /// app-delegate methods only in an app without scenes (apns.md E.9). The simulated app is
+    /// scene-based, as every SwiftUI app is: it gets the notifications only.
     public enum Lifecycle: Hashable, Sendable {
         case didFinishLaunching(remoteNotification: JSONValue?)
         case willEnterForeground

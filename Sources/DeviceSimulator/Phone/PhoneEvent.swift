@@ -20,6 +20,11 @@ public enum PhoneEvent: Hashable, Sendable {
     /// `beginBackgroundTask` / `endBackgroundTask`.
     case backgroundTaskBegan(Int)
     case backgroundTaskEnded(Int)
+    /// At the moment iOS suspended the app, a transaction of its held an SQLite lock on the
+    /// shared store (0xdead10cc, apns.md E.9).
+    case lockHeldWhenSuspended
+    /// These background tasks were still open when their expiration handlers returned.
+    case backgroundTasksLeftOpen([Int])
     /// Time passed: deadlines that have come are acted on.
     case tick
 }
@@ -36,6 +41,9 @@ public enum UserAction: Hashable, Sendable {
     /// Swipes the app away in the app switcher (apns.md E.3, "User force-quit").
     case forceQuit
     case reboot
+    /// Unlocks the phone (the first unlock after a restart makes protected data readable, apns.md
+    /// E.9). Opening an app unlocks it too.
+    case unlock
     case goOffline
     case goOnline
     /// Taps a notification (by identifier).
@@ -52,6 +60,7 @@ public enum UserAction: Hashable, Sendable {
         case .closeSwitcher: "close-switcher"
         case .forceQuit: "force-quit"
         case .reboot: "reboot"
+        case .unlock: "unlock"
         case .goOffline: "go-offline"
         case .goOnline: "go-online"
         case .tap(let identifier): "tap \(identifier)"
@@ -66,7 +75,9 @@ public enum ExtensionResult: Hashable, Sendable {
     case content(text: String, outcome: String)
     /// It handed over empty content: suppress, if the app may (apns.md E.4).
     case suppressed
-    /// It could not start, crashed, or was killed for its memory (the SDK keeps under the limit
-    /// through its memory gauge): iOS shows the push's own content.
+    /// It could not start or crashed: iOS shows the push's own content.
     case crashed
+    /// What it parsed took it over its memory limit: iOS killed it and shows the push's own
+    /// content (apns.md E.4).
+    case overMemory
 }

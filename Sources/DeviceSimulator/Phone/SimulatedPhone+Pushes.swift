@@ -128,6 +128,10 @@ extension SimulatedPhone {
         case .crashed:
             actions.append(.record(.extensionFinished(push: id, outcome: "crashed")))
             present(push, text: push.text, &actions)
+        case .overMemory:
+            actions.append(.record(.extensionFinished(push: id, outcome: "memory-limit")))
+            actions.append(.record(.violation(.extensionOverMemory, detail: "push \(id)")))
+            present(push, text: push.text, &actions)
         }
     }
 

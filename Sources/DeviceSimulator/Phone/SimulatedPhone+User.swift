@@ -2,7 +2,9 @@ extension SimulatedPhone {
     mutating func user(_ action: UserAction, _ actions: inout [PhoneAction]) {
         actions.append(.record(.user(action.name)))
         switch action {
-        case .launch: bringToFront(tapped: nil, &actions)
+        case .launch:
+            unlock(&actions)
+            bringToFront(tapped: nil, &actions)
         case .home:
             guard app == .foreground || app == .inactive else { return }
             if app == .foreground { actions.append(.lifecycle(.willResignActive)) }
@@ -29,16 +31,28 @@ extension SimulatedPhone {
             actions.append(.endExtension)
             kill("reboot", becoming: .notLaunchedSinceReboot, &actions)
             bootedAt = now
+            lockedSinceBoot = true
+            actions.append(.setProtectedData(available: false))
             if !online { setOnline(true, &actions) }
+        case .unlock: unlock(&actions)
         case .goOffline: setOnline(false, &actions)
         case .goOnline: setOnline(true, &actions)
         case .tap(let identifier):
             guard let notification = notifications.first(where: { $0.identifier == identifier }) else { return }
+            unlock(&actions)
             remove(identifier, why: "tapped", &actions)
             bringToFront(tapped: notification, &actions)
         case .swipeAway(let identifier):
             remove(identifier, why: "swiped", &actions)
         }
+    }
+
+    /// The first unlock after a restart makes protected data readable (apns.md E.9).
+    private mutating func unlock(_ actions: inout [PhoneAction]) {
+        guard lockedSinceBoot else { return }
+        lockedSinceBoot = false
+        actions.append(.setProtectedData(available: true))
+        actions.append(.record(.note("first unlock since the restart: protected data readable")))
     }
 
     private mutating func setOnline(_ online: Bool, _ actions: inout [PhoneAction]) {

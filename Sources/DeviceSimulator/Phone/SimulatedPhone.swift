@@ -17,6 +17,9 @@ public struct SimulatedPhone: Sendable {
     /// The one background push iOS holds for later (newest only, apns.md E.3).
     public internal(set) var heldBackground: DevicePush?
     public internal(set) var voipBlocked = false
+    /// Restarted and not unlocked since: protected files and keychain items cannot be read
+    /// (apns.md E.9).
+    public internal(set) var lockedSinceBoot = false
     public internal(set) var voipFailures = 0
 
     var budget: BackgroundBudget
@@ -71,7 +74,7 @@ public struct SimulatedPhone: Sendable {
         case .completionCalled(let token, let result):
             guard completions.removeValue(forKey: token) != nil else { break }
             actions.append(.record(.completionHandler(result: result, late: false)))
-            becomeIdleIfDone()
+            suspendIfDone(&actions)
         case .voipHandled(let push, let reported): voipHandled(push, reported: reported, &actions)
         case .extensionFinished(let push, let result): extensionFinished(push, result, &actions)
         case .willPresentAnswered(let push, let show):
@@ -87,8 +90,17 @@ public struct SimulatedPhone: Sendable {
             backgroundTasks.insert(id)
             idleSince = nil
         case .backgroundTaskEnded(let id):
-            backgroundTasks.remove(id)
-            becomeIdleIfDone()
+            guard backgroundTasks.remove(id) != nil else { break }
+            suspendIfDone(&actions)
+        case .lockHeldWhenSuspended:
+            guard app == .suspended else { break }
+            actions.append(.record(.violation(.lockHeldWhenSuspended, detail: "a transaction on the shared store at suspension")))
+            kill("0xdead10cc", becoming: .notRunning, &actions)
+        case .backgroundTasksLeftOpen(let ids):
+            guard app.isRunning || app == .suspended else { break }
+            let detail = "tasks \(ids.map(String.init).joined(separator: ", ")) open after their expiration handlers"
+            actions.append(.record(.violation(.backgroundTaskNotEnded, detail: detail)))
+            kill("background-task-not-ended", becoming: .notRunning, &actions)
         case .tick: tick(&actions)
         }
         return actions
@@ -129,8 +141,10 @@ public struct SimulatedPhone: Sendable {
         }
     }
 
-    private mutating func becomeIdleIfDone() {
-        if app == .background && completions.isEmpty && backgroundTasks.isEmpty { idleSince = now }
+    /// The app called its last completion handler or ended its last background task: iOS may
+    /// suspend it at once, and the model does (the worst case; apns.md E.9).
+    private mutating func suspendIfDone(_ actions: inout [PhoneAction]) {
+        if app == .background && completions.isEmpty && backgroundTasks.isEmpty { suspend(&actions) }
     }
 
     // MARK: The app's process

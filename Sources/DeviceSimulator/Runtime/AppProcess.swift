@@ -10,6 +10,7 @@ struct AppProcess: Sendable {
     let clock: ProcessClock
     let transport: GatedTransport
     let callKit: PhoneCallKit
+    let lifecycle: PhoneLifecycle
     /// The UI is up (`ready` was sent): from the first `didBecomeActive`.
     let ready = Locked(false)
 

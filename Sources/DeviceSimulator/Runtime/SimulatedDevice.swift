@@ -12,6 +12,7 @@ public actor SimulatedDevice {
     public nonisolated let timeline: Timeline
     nonisolated let network = PhoneNetwork()
     nonisolated let signal = LocalProcessSignal()
+    nonisolated let protectedData = PhoneProtectedData()
     /// Tells APNs whether the phone is reachable (the emulator's `setDeviceOnline`).
     nonisolated let setAPNsOnline: @Sendable (Bool) -> Void
     nonisolated let inbox: AsyncStream<PhoneEvent>.Continuation
@@ -119,7 +120,11 @@ public actor SimulatedDevice {
         case .endApp:
             process?.kill()
             process = nil
-        case .suspendApp: process?.suspend()
+        case .suspendApp:
+            // iOS kills an app it suspends while the app holds a lock on a file in the shared
+            // container (0xdead10cc, apns.md E.9): a transaction in flight at this moment.
+            if process?.store.isInTransaction == true { queue.append(.lockHeldWhenSuspended) }
+            process?.suspend()
         case .resumeApp: process?.resume()
         case .lifecycle(let event): lifecycle(event)
         case .remoteNotification(let push, let state, let token):
@@ -146,7 +151,10 @@ public actor SimulatedDevice {
             extensionHost?.end()
             extensionHost = nil
         case .expireBackgroundTasks(let ids):
-            for id in ids { backgroundTaskExpirations.withLock { $0.removeValue(forKey: id) }?() }
+            // Each handler must end its task before it returns, or iOS terminates the app (apns.md E.9).
+            for id in ids { backgroundTaskExpirations.withLock { $0[id] }?() }
+            let leftOpen = backgroundTaskExpirations.withLock { open in ids.filter { open.removeValue(forKey: $0) != nil } }
+            if !leftOpen.isEmpty { queue.append(.backgroundTasksLeftOpen(leftOpen)) }
         case .askWillPresent(let push, _):
             guard let app = process?.app else { return }
             Task { [weak self] in
@@ -155,6 +163,9 @@ public actor SimulatedDevice {
             }
         case .tap(let identifier, let payload):
             process?.app.handle(.notificationResponse(NotificationResponse(identifier: identifier, userInfo: payload, action: .open)))
+        case .setProtectedData(let available):
+            protectedData.set(available)
+            if available { process?.lifecycle.post(.protectedDataDidBecomeAvailable) }
         case .setOnline(let online):
             network.setOnline(online)
             setAPNsOnline(online)
@@ -167,9 +178,9 @@ public actor SimulatedDevice {
         guard let process else { return }
         switch event {
         case .didFinishLaunching(let notification): process.app.handle(.didFinishLaunching(remoteNotification: notification))
-        case .willEnterForeground: process.app.handle(.willEnterForeground)
+        case .willEnterForeground: process.lifecycle.post(.willEnterForeground)
         case .didBecomeActive:
-            process.app.handle(.didBecomeActive)
+            process.lifecycle.post(.didBecomeActive)
             // The UI is up: a tap kept until now is opened (seed 001; docs/simulator.md, "Field practice the model uses").
             if process.ready.withLock({ ready in
                 defer { ready = true }
@@ -181,8 +192,8 @@ public actor SimulatedDevice {
                         Task { await self.opened(tap) }
                     }))
             }
-        case .willResignActive: process.app.handle(.willResignActive)
-        case .didEnterBackground: process.app.handle(.didEnterBackground)
+        case .willResignActive: process.lifecycle.post(.willResignActive)
+        case .didEnterBackground: process.lifecycle.post(.didEnterBackground)
         }
     }
 
@@ -198,31 +209,31 @@ public actor SimulatedDevice {
             inner: SimulatorTransport.make(), role: "app", device: name, timeline: timeline, network: network,
             latency: configuration.policy.networkLatencySeconds)
         let callKit = PhoneCallKit(device: name, timeline: timeline)
-        let store: ClientStore
-        do {
-            store = try ClientStore(path: configuration.storePath, clock: processClock)
-        } catch {
-            timeline.record(name, .note("the app could not open its store: \(error)"))
-            return nil
-        }
+        // Opened at its first use, as on a phone: before the first unlock it cannot be.
+        let protectedData = self.protectedData
+        let store = ClientStore.deferred(path: configuration.storePath, clock: processClock, canOpen: { protectedData.isAvailable })
         let app = BeckonApp(
             configuration: .init(
                 endpoint: configuration.endpoint, leaseTimeout: .seconds(3) * clock.scale * configuration.leaseTimingFactor,
                 sealKey: configuration.sealKey,
-                leaseTiming: .scaled(by: clock.scale * configuration.leaseTimingFactor)),
+                leaseTiming: .scaled(by: clock.scale * configuration.leaseTimingFactor),
+                credentials: protectedData.credentials(configuration.credential)),
             store: store,
             ports: .init(
                 notificationCenter: PhoneNotificationCenter(device: self, clock: processClock), callReporter: callKit,
                 backgroundTime: PhoneBackgroundTime(device: self), clock: processClock, transport: transport,
                 processSignal: signal),
             renderer: SimulatedApp.renderer)
-        return AppProcess(app: app, store: store, clock: processClock, transport: transport, callKit: callKit)
+        let lifecycle = PhoneLifecycle()
+        app.observeLifecycle(lifecycle)
+        return AppProcess(app: app, store: store, clock: processClock, transport: transport, callKit: callKit, lifecycle: lifecycle)
     }
 
     private func extensionProcess() -> ExtensionHost? {
-        if let extensionHost { return extensionHost }
-        extensionHost = try? ExtensionHost(
-            configuration: configuration, clock: clock, network: network, timeline: timeline, signal: signal)
+        if let extensionHost, !extensionHost.isDead { return extensionHost }
+        extensionHost = ExtensionHost(
+            configuration: configuration, clock: clock, network: network, timeline: timeline, signal: signal,
+            protectedData: protectedData)
         return extensionHost
     }
 }

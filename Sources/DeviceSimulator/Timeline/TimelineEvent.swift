@@ -88,6 +88,14 @@ public struct TimelineEvent: Hashable, Sendable {
         case shownTwice = "shown-twice"
         /// A notification still on screen for a message read on another device.
         case leftAfterRead = "left-after-read"
+        /// Suspended while a transaction held an SQLite lock on the shared store: iOS kills the
+        /// app with 0xdead10cc (apns.md E.9).
+        case lockHeldWhenSuspended = "lock-held-when-suspended"
+        /// A background task still open when its expiration handler returned: iOS terminates the
+        /// app (apns.md E.9).
+        case backgroundTaskNotEnded = "background-task-not-ended"
+        /// The notification service extension went over its memory limit and was killed (apns.md E.4).
+        case extensionOverMemory = "extension-over-memory"
     }
 }
 

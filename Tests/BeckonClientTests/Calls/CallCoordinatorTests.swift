@@ -25,21 +25,32 @@ import Testing
         #expect(calls.ringingCalls.map(\.callID) == [Self.callID])
     }
 
-    @Test func aCallKnownToHaveEndedIsReportedAndEndedWithoutAskingTheApp() async throws {
+    @Test func aCallTheStoreKnowsEndedIsEndedRightAfterItsReport() async throws {
         try await TestStore.withWriter { store, writer, _ in
             let reporter = FakeCallReporter()
             let calls = CallCoordinator(store: store, reporter: reporter)
             calls.callEnded(Self.callID, outcome: .cancelled, as: writer)
-            // A new process (the app relaunched by PushKit) learns it from the store.
+            // A new process (the app relaunched by PushKit) reports first — the store may need
+            // opening, which must not delay the report — then learns it from the store.
             let relaunched = CallCoordinator(store: store, reporter: reporter)
-            let report = relaunched.receiveVoIPPush(Self.push) { _ in
-                Issue.record("the handler is not asked")
-                fatalError()
-            }
-            #expect(report.kind == .alreadyEnded(.cancelled))
+            let report = relaunched.receiveVoIPPush(Self.push) { .incoming($0) }
             #expect(reporter.reports == [report.call])
-            #expect(reporter.ends.map(\.outcome) == [.cancelled], "shown, then ended once CallKit has it")
+            try await eventually("ended from the store") { !reporter.ends.isEmpty }
+            #expect(reporter.ends.map(\.outcome) == [.cancelled])
+            #expect(relaunched.ringingCalls.isEmpty)
         }
+    }
+
+    @Test func aCallThisProcessHeardEndedIsReportedAndEndedWithoutAskingTheApp() {
+        let reporter = FakeCallReporter()
+        let calls = CallCoordinator(store: nil, reporter: reporter)
+        calls.callEnded(Self.callID, outcome: .declined, as: nil)
+        let report = calls.receiveVoIPPush(Self.push) { _ in
+            Issue.record("the handler is not asked")
+            fatalError()
+        }
+        #expect(report.kind == .alreadyEnded(.declined))
+        #expect(reporter.ends.map(\.outcome) == [.declined], "shown, then ended once CallKit has it")
     }
 
     @Test func aPushThatNamesNoCallIsStillReported() {

@@ -234,14 +234,17 @@ import Testing
         // Launched in the background by PushKit: the call rings, and a session opens for its end.
         harness.app.receiveVoIPPush(payload) { .incoming($0) }
         let connection = try await harness.serve(0, lastSequence: 0)
-        // Caught up, yet the session stays while the call rings.
+        // Caught up, yet the session stays while the call rings, in a background task: iOS must
+        // not suspend the app while it writes (apns.md E.9).
         try await harness.clock.advance(by: .seconds(1), until: "a few seconds pass") { harness.clock.now() > Date(timeIntervalSince1970: 1_700_000_005) }
         #expect(connection.closedByClient == nil)
+        #expect(harness.backgroundTime.openTasks == 1)
         // Answered on another device: CallKit's call ends, then the session says bye.
         connection.server(.callEnded(callID: callID, outcome: .answeredElsewhere))
         try await harness.clock.advance(by: .seconds(1), until: "bye") { connection.sent.contains(.bye) }
         connection.serverClose(1000)
         #expect(harness.reporter.ends.map(\.outcome) == [.answeredElsewhere])
+        try await eventually("the background task ended") { harness.backgroundTime.openTasks == 0 }
     }
 
     @Test func aWakeDuringARingingCallSharesItsSession() async throws {
@@ -295,6 +298,17 @@ import Testing
         lifecycle.post(.didEnterBackground)
         try await harness.closeAfterBye(connection)
         try await eventually("lease released") { try harness.leaseHolder() == nil }
+    }
+
+    @Test func theAppKeepsItsLifecyclePortAlive() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        // As the bridge does: a port nobody else keeps, whose observers go when it goes.
+        let center = LifecycleCenter()
+        harness.app.observeLifecycle(ScopedLifecycle(center: center))
+        center.post(.didBecomeActive)
+        let connection = try await harness.serve(0, lastSequence: 0)
+        try await connection.waitForSent("hello as the app") { if case .hello(_, .app, _, _) = $0 { true } else { false } }
     }
 
     @Test func theAppsOwnNotificationsAreTheAppsToPresent() async throws {

@@ -51,3 +51,30 @@ import Testing
         await writer.release()
     }
 }
+
+extension StoreSuspensionTests {
+    @Test func theExtensionSuspendsTheStoreBeforeHandingOverItsLastContent() async throws {
+        let test = try TestStore()
+        defer { test.remove() }
+        let clock = ManualClock()
+        let store = try test.open(clock: clock, observesSuspension: true)
+        defer { store.resume() }
+        let fetcher = FakeMessageFetcher()
+        let seen = Locked<[Bool]>([])
+        let handler = NotificationServiceHandler(fetcher: fetcher, clock: clock, store: store)
+        let push = IncomingNotification(
+            identifier: "m1", payload: ["aps": ["alert": ["loc-key": "BECKON_NEW_MESSAGE"]], "beckon": ["reason": "alert", "ids": ["m1"]]])
+        let outcome = await withCheckedContinuation { continuation in
+            handler.receive(push) { outcome in
+                // What iOS may freeze the moment this returns: a store that takes no lock.
+                seen.withLock { $0.append((try? store.takeLease(key: "probe", holder: LeaseHolder(role: .extension), duration: .seconds(1))) == nil) }
+                continuation.resume(returning: outcome)
+            }
+        }
+        #expect(outcome != .suppressed)
+        #expect(seen.withLock { $0 } == [true], "suspended before the content went")
+        // The next push resumes it.
+        _ = await handler.handle(push)
+        store.resume()
+    }
+}

@@ -141,6 +141,43 @@ final class FakeBackgroundTime: BackgroundTimePort, @unchecked Sendable {
     }
 }
 
+/// A notification centre, and a port over it that removes its observers when it goes, as
+/// `UIApplicationLifecycle` does over `NotificationCenter`.
+final class LifecycleCenter: @unchecked Sendable {
+    private let lock = NSLockBox()
+    private var observers: [Int: @Sendable (AppLifecycleEvent) -> Void] = [:]
+    private var next = 0
+
+    func add(_ handler: @escaping @Sendable (AppLifecycleEvent) -> Void) -> Int {
+        lock.run {
+            next += 1
+            observers[next] = handler
+            return next
+        }
+    }
+
+    func remove(_ token: Int) { _ = lock.run { observers.removeValue(forKey: token) } }
+
+    func post(_ event: AppLifecycleEvent) {
+        for handler in lock.run({ Array(observers.values) }) { handler(event) }
+    }
+}
+
+final class ScopedLifecycle: AppLifecyclePort, @unchecked Sendable {
+    let center: LifecycleCenter
+    private let lock = NSLockBox()
+    private var tokens: [Int] = []
+
+    init(center: LifecycleCenter) { self.center = center }
+
+    func observe(_ handler: @escaping @Sendable (AppLifecycleEvent) -> Void) {
+        let token = center.add(handler)
+        lock.run { tokens.append(token) }
+    }
+
+    deinit { for token in tokens { center.remove(token) } }
+}
+
 /// UIKit's application-state notifications, posted by the test.
 final class FakeLifecycle: AppLifecyclePort, @unchecked Sendable {
     private let lock = NSLockBox()
