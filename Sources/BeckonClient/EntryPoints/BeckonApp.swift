@@ -510,21 +510,25 @@ public actor BeckonApp {
         let activity = ports.backgroundTime.map { BackgroundActivity("beckon.ringing", port: $0) }
         defer { activity?.end() }
         let store = self.store
+        let calls = self.calls
+        let heldOnce = Locked(false)
         activity?.onExpiry { [weak self] in
             store.suspend()
+            // Frozen from here on, the app cannot hear the call's end: one that no session could
+            // follow stops ringing now, as missed, rather than for ever.
+            if !heldOnce.withLock({ $0 }), calls.isRinging(callID) { calls.callEnded(callID, outcome: .missed, as: nil) }
             Task { await self?.live?.session.preempt() }
         }
         let clock = ports.clock
         let until = clock.now().addingTimeInterval(configuration.ringingSessionLimit.timeInterval)
-        var heldOnce = false
         while calls.isRinging(callID), clock.now() < until, !router.isActive {
             if !reasons.contains(reason) || live == nil {
-                if await session(for: reason) != nil { heldOnce = true }
+                if await session(for: reason) != nil { heldOnce.withLock { $0 = true } }
             }
             do { try await clock.sleep(for: .seconds(1)) } catch { break }
         }
         if reasons.contains(reason) { await drop(reason) }
-        if !heldOnce, calls.isRinging(callID), !router.isActive {
+        if !heldOnce.withLock({ $0 }), calls.isRinging(callID), !router.isActive {
             calls.callEnded(callID, outcome: .missed, as: nil)
         }
     }

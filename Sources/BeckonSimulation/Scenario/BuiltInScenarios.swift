@@ -8,7 +8,8 @@ public enum BuiltInScenarios {
     public static var all: [Scenario] {
         [
             foreground, backgroundWake, killed, reboot, offline, throttled, tapCases, serviceExtension, voipCall,
-            voipNotReported, readElsewhere, sharedStore, filtering, repush,
+            voipNotReported, readElsewhere, sharedStore, filtering, repush, sceneForeground, completionThenSuspend,
+            lockedRebootCall, callDuringWake,
         ]
     }
 

@@ -151,6 +151,7 @@ extension ScenarioStep {
         case "close-switcher": action = .user(device: try device(), .closeSwitcher)
         case "force-quit": action = .user(device: try device(), .forceQuit)
         case "reboot": action = .user(device: try device(), .reboot)
+        case "unlock": action = .user(device: try device(), .unlock)
         case "go-offline": action = .user(device: try device(), .goOffline)
         case "go-online": action = .user(device: try device(), .goOnline)
         case "tap": action = .tap(device: try device(), message: try message())
@@ -173,7 +174,7 @@ extension ScenarioStep {
         default:
             throw ScenarioError(
                 reader.at("do"),
-                "unknown action \"\(verb)\"; expected launch, home, open-switcher, close-switcher, force-quit, reboot, go-offline, go-online, tap, swipe-away, read, post or end-call"
+                "unknown action \"\(verb)\"; expected launch, home, open-switcher, close-switcher, force-quit, reboot, unlock, go-offline, go-online, tap, swipe-away, read, post or end-call"
             )
         }
         self.init(at: at, action)
