@@ -10,12 +10,8 @@ import Testing
     @Test func aBackgroundPushSyncsNotifiesAndCompletesOnceWithNewData() async throws {
         let harness = try AppHarness.make()
         defer { harness.test.remove() }
-        let recorder = CompletionRecorder(clock: harness.clock, snapshot: harness.cleanupState)
         harness.app.handle(.didFinishLaunching(remoteNotification: nil))
-        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
-        let connection = try await harness.serve(0, lastSequence: 2, badge: 2, messages: [1, 2])
-        try await harness.closeAfterBye(connection)
-        try await eventually("completed") { !recorder.results.isEmpty }
+        let recorder = try await harness.wake(lastSequence: 2, badge: 2, messages: [1, 2], snapshot: harness.cleanupState)
         #expect(recorder.results == [.newData])
         // iOS may suspend the app the moment the handler returns (apns.md E.9): everything is
         // done by then.
@@ -28,11 +24,7 @@ import Testing
     @Test func nothingNewIsNoData() async throws {
         let harness = try AppHarness.make()
         defer { harness.test.remove() }
-        let recorder = CompletionRecorder(clock: harness.clock)
-        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
-        let connection = try await harness.serve(0, lastSequence: 0)
-        try await harness.closeAfterBye(connection)
-        try await eventually("completed") { !recorder.results.isEmpty }
+        let recorder = try await harness.wake(lastSequence: 0)
         #expect(recorder.results == [.noData])
     }
 
@@ -132,11 +124,7 @@ import Testing
         let harness = try AppHarness.make()
         defer { harness.test.remove() }
         // Shown while in the background.
-        let recorder = CompletionRecorder(clock: harness.clock)
-        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
-        let background = try await harness.serve(0, lastSequence: 2, badge: 2, messages: [1, 2])
-        try await harness.closeAfterBye(background)
-        try await eventually("completed") { !recorder.results.isEmpty }
+        _ = try await harness.wake(lastSequence: 2, badge: 2, messages: [1, 2])
         #expect(await harness.center.delivered.count == 2)
         // Opened.
         harness.app.handle(.didBecomeActive)
@@ -167,11 +155,7 @@ import Testing
     @Test func theBadgeZeroPushLeavesTheLedgerEmpty() async throws {
         let harness = try AppHarness.make()
         defer { harness.test.remove() }
-        let recorder = CompletionRecorder(clock: harness.clock)
-        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
-        let connection = try await harness.serve(0, lastSequence: 2, messages: [1, 2])
-        try await harness.closeAfterBye(connection)
-        try await eventually("completed") { !recorder.results.isEmpty }
+        _ = try await harness.wake(lastSequence: 2, messages: [1, 2])
         #expect(try harness.store.showingNotifications().count == 2)
         let clearAll = CompletionRecorder(clock: harness.clock)
         harness.app.handle(.didReceiveRemoteNotification(["aps": ["badge": 0]], state: .background, completion: clearAll.completion))
@@ -185,11 +169,7 @@ import Testing
     @Test func aBadgeZeroPushTheAppNeverSawIsReconciledWhenItComesToTheFront() async throws {
         let harness = try AppHarness.make()
         defer { harness.test.remove() }
-        let recorder = CompletionRecorder(clock: harness.clock)
-        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
-        let connection = try await harness.serve(0, lastSequence: 1, messages: [1])
-        try await harness.closeAfterBye(connection)
-        try await eventually("completed") { !recorder.results.isEmpty }
+        _ = try await harness.wake(lastSequence: 1, messages: [1])
         await harness.center.setBadge(0)  // iOS applied {"aps":{"badge":0}}; the app was not woken
         harness.app.handle(.willEnterForeground)
         await harness.app.settled()
@@ -324,11 +304,7 @@ import Testing
     @Test func theMarkReadActionMarksTheNotificationsMessagesRead() async throws {
         let harness = try AppHarness.make()
         defer { harness.test.remove() }
-        let recorder = CompletionRecorder(clock: harness.clock)
-        harness.app.handle(.didReceiveRemoteNotification(AppHarness.wake, state: .background, completion: recorder.completion))
-        let connection = try await harness.serve(0, lastSequence: 2, badge: 2, messages: [1, 2])
-        try await harness.closeAfterBye(connection)
-        try await eventually("completed") { !recorder.results.isEmpty }
+        _ = try await harness.wake(lastSequence: 2, badge: 2, messages: [1, 2])
         let first = ScriptedConnection.id(1)
         let userInfo: JSONValue = ["beckon": ["reason": "alert", "ids": [.string(first)]]]
         await harness.app.respond(

@@ -192,6 +192,25 @@ import Testing
             #expect(entry == nil, "the app records it when iOS shows it (willPresent)")
         }
     }
+
+    @Test func iOSsExpiryFromAnotherThreadDeliversOnceThroughTheRequest() async throws {
+        // `didReceive` and `serviceExtensionTimeWillExpire` come on threads of iOS's choosing:
+        // the request they share is behind a lock (`NotificationServiceRequest`).
+        let clock = ManualClock()
+        let fetcher = FakeMessageFetcher()
+        fetcher.delay = (.seconds(60), clock)  // the network never answers
+        let extensionHandler = handler(fetcher, clock: clock)
+        let delivered = Locked<[NotificationServiceOutcome]>([])
+        for _ in 0..<50 {
+            let request = NotificationServiceRequest()
+            let expired = Task.detached { request.timeWillExpire() }
+            request.receive(Self.push(ids: ["m1"]), with: extensionHandler) { outcome in delivered.withLock { $0.append(outcome) } }
+            await expired.value
+            request.timeWillExpire()
+        }
+        try await eventually("every request delivered") { delivered.withLock { $0.count } == 50 }
+        #expect(delivered.withLock { $0 }.allSatisfy { if case .fallback(_, .timeWillExpire) = $0 { true } else { false } })
+    }
 }
 
 final class DeliveryLog: @unchecked Sendable {

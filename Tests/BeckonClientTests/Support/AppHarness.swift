@@ -59,6 +59,19 @@ struct AppHarness {
         return connection
     }
 
+    /// A background push that syncs on connection 0 (`welcome` with `lastSequence`, then the
+    /// messages), the server's close after `bye`, and the completion handler called.
+    func wake(
+        lastSequence: Int64, badge: Int = 0, messages sequences: [Int64] = [],
+        snapshot: @escaping @Sendable () -> String = { "" }
+    ) async throws -> CompletionRecorder {
+        let recorder = CompletionRecorder(clock: clock, snapshot: snapshot)
+        app.handle(.didReceiveRemoteNotification(Self.wake, state: .background, completion: recorder.completion))
+        try await closeAfterBye(try await serve(0, lastSequence: lastSequence, badge: badge, messages: sequences))
+        try await eventually("completed") { !recorder.results.isEmpty }
+        return recorder
+    }
+
     /// Plays the server's answer to `bye`.
     func closeAfterBye(_ connection: ScriptedConnection) async throws {
         try await connection.waitForSent("bye") { $0 == .bye }
