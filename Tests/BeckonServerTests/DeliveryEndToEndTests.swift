@@ -177,8 +177,9 @@ import Testing
     }
 
     @Test func aCallGoesToTheVoIPTokenOrRingsAsAlerts() async throws {
-        // A call timeout long enough for a loaded machine: no call push goes out after it.
-        try await SyncTestServer.with(delivery: true, configure: { Self.fast(&$0); $0.apps[0].delivery.callTimeout = 2 }) { server in
+        // A call timeout long enough for a loaded machine: no call push goes out after it (2 s
+        // was once too short with the whole suite running on two cores).
+        try await SyncTestServer.with(delivery: true, configure: { Self.fast(&$0); $0.apps[0].delivery.callTimeout = 6 }) { server in
             _ = try await server.device(user: "alice", device: "phone", token: Self.token, voip: Self.voipToken)
             _ = try await server.device(user: "bob", device: "old-phone", token: Self.otherToken)
             let aliceCall = try await server.post(to: ["alice"], kind: "call")
