@@ -10,7 +10,8 @@ public enum FleetBehaviour: String, CaseIterable, Sendable, Hashable {
     case killed
     /// Offline for the first half of the run, then back (APNs holds the newest push, apns.md E.1).
     case offline
-    /// Restarted at the start: background launches wait five minutes (apns.md E.3).
+    /// Restarted at the start and unlocked a minute later without opening the app: background
+    /// launches wait five minutes (apns.md E.3); protected data is readable from the unlock (E.9).
     case rebooted
     /// iOS declines half its background pushes (energy, thermal: "doesn't guarantee", apns.md E.3).
     case lowPower = "low-power"
@@ -39,7 +40,7 @@ public enum FleetBehaviour: String, CaseIterable, Sendable, Hashable {
         case .foreground: [(1, .launch)]
         case .killed: [(1, .forceQuit)]
         case .offline: [(1, .goOffline), (duration / 2, .goOnline)]
-        case .rebooted: [(1, .reboot)]
+        case .rebooted: [(1, .reboot), (61, .unlock)]
         case .background, .lowPower, .serviceExtension, .filtering: []
         }
     }

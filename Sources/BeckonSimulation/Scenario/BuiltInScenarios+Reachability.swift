@@ -5,7 +5,9 @@ import DeviceSimulator
 extension BuiltInScenarios {
     /// Seed 000: "If the user rebooted his device and never launched the app since the reboot".
     /// iOS holds the wake push (launches are deferred after boot, apns.md E.3); the server alerts
-    /// when no connection comes; the held push still runs later and the app syncs.
+    /// when no connection comes; the held push still runs later and the app syncs — the user
+    /// unlocked the phone meanwhile, without opening the app (before the first unlock the app could
+    /// read neither its store nor its credential, apns.md E.9: `locked-reboot-call`).
     static let reboot = Scenario(
         name: "reboot",
         summary: "The phone restarted: iOS defers the wake, the server alerts meanwhile, the held push launches the app later.",
@@ -15,6 +17,7 @@ extension BuiltInScenarios {
             .user("phone", .home, at: 5),
             .user("phone", .reboot, at: 20),
             .post("m1", to: ["alice"], text: "Dinner?", at: 30),
+            .user("phone", .unlock, at: 60),
         ],
         duration: 400,
         checks: [
