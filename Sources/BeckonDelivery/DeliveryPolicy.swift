@@ -19,7 +19,12 @@ public struct DeliveryPolicy: Hashable, Sendable, Codable {
     /// APNs latency and priority-5 batching (rule 4).
     public var reconnectWindow: TimeInterval
     /// How long a wake may stay owed (throttled) before its messages go out as one alert instead.
-    /// Default 900 s; nil waits for a free slot however long (rule 3: never count on a wake).
+    /// Default 60 s, the default reconnect window: once the device's background budget is spent
+    /// (two or three an hour, apns.md E.3) a message reaches the screen in about the time a wake
+    /// would have been judged missed in, not when the hour's budget frees (with 900 s, the
+    /// fourth message of an hour stayed silent for a quarter of an hour). The price: an alert
+    /// where a wake would have let the app show it itself. nil waits for a free slot however long
+    /// (rule 3: never count on a wake).
     public var throttledAlertDelay: TimeInterval?
     /// The first re-push after a connection dropped with unacknowledged messages. Default 30 s (rule 5).
     public var repushInitialDelay: TimeInterval
@@ -70,7 +75,7 @@ public struct DeliveryPolicy: Hashable, Sendable, Codable {
         backgroundPushesPerHour: Int = 3,
         backgroundThrottleWindow: TimeInterval = 3600,
         reconnectWindow: TimeInterval = 60,
-        throttledAlertDelay: TimeInterval? = 900,
+        throttledAlertDelay: TimeInterval? = 60,
         repushInitialDelay: TimeInterval = 30,
         repushBackoffMultiplier: Double = 2,
         repushLimit: Int = 4,

@@ -336,6 +336,14 @@ extension BeckonServerConfiguration {
                 ?? policy[keyPath: path]
             guard policy[keyPath: path] > 0 else { throw .invalid(key: "\(scope).\(key.description)", "must be positive") }
         }
+        // A number of seconds, or "never" (nil: an owed wake waits for a free slot however long).
+        let throttledKey = ConfigKey("throttled-alert-delay-seconds")
+        if config.string(forKey: throttledKey) == "never" {
+            policy.throttledAlertDelay = nil
+        } else if let delay = config.double(forKey: throttledKey) ?? config.int(forKey: throttledKey).map(Double.init) {
+            guard delay > 0 else { throw .invalid(key: "\(scope).throttled-alert-delay-seconds", "must be positive, or \"never\"") }
+            policy.throttledAlertDelay = delay
+        }
         for (key, path) in [
             ("message-loc-key", \DeliveryPolicy.messageLocKey),
             ("call-loc-key", \DeliveryPolicy.callLocKey),

@@ -82,6 +82,25 @@ import Testing
         #expect(configuration.registrationsPerMinute == 30)
     }
 
+    @Test func theThrottledAlertDelayIsSecondsOrNever() throws {
+        let base: [AbsoluteConfigKey: ConfigValue] = [
+            "apps.ids": .init(.stringArray(["chat"]), isSecret: false),
+            "apps.chat.bundle-id": "b", "apps.chat.team-id": "t",
+            "apps.chat.user-token-secret": .init(.string(Self.secret), isSecret: true),
+        ]
+        func delay(_ value: ConfigValue?) throws -> Double? {
+            var values = base
+            if let value { values["apps.chat.delivery.throttled-alert-delay-seconds"] = value }
+            return try #require(try BeckonServerConfiguration(reading: Self.reader(values)).apps.first).delivery.throttledAlertDelay
+        }
+        #expect(try delay(nil) == 60, "about a reconnect window by default")
+        #expect(try delay(120) == 120)
+        #expect(try delay("never") == nil)
+        #expect(throws: BeckonConfigurationError.invalid(
+            key: "apps.chat.delivery.throttled-alert-delay-seconds", "must be positive, or \"never\"")
+        ) { try delay(0) }
+    }
+
     @Test func badDeliverySettingsAreNamed() {
         let base: [AbsoluteConfigKey: ConfigValue] = [
             "apps.ids": .init(.stringArray(["chat"]), isSecret: false),
