@@ -60,6 +60,30 @@ extension BuiltInScenarios {
             .stored(device: "phone", messages: ["m1", "m2"]),
         ])
 
+    /// Issue 36: a phone offline for four minutes gets three messages; back online APNs delivers
+    /// only the newest push (apns.md E.1); the extension syncs all three, and all three are on
+    /// the lock screen, not only the one the push names.
+    static let filteringOffline = Scenario(
+        name: "filtering-offline",
+        summary: "Offline for four minutes, three messages: APNs delivers the newest push only; the extension syncs and shows all three.",
+        strategy: .filtering,
+        devices: [ScenarioDevice("phone", user: "alice", app: AppTraits(serviceExtension: true, filtering: true))],
+        steps: [
+            .user("phone", .launch, at: 1), .user("phone", .home, at: 5),
+            .user("phone", .goOffline, at: 10),
+            .post("m1", to: ["alice"], text: "First", at: 20),
+            .post("m2", to: ["alice"], text: "Second", at: 40),
+            .post("m3", to: ["alice"], text: "Third", at: 60),
+            .user("phone", .goOnline, at: 250),
+        ],
+        duration: 300,
+        checks: [
+            .count("phone", "push-held", ["by": "apns"], min: 1),
+            .count("phone", "push-discarded", ["why": "replaced"], min: 2),
+            .notified(device: "phone", messages: ["m1", "m2", "m3"]),
+            .stored(device: "phone", messages: ["m1", "m2", "m3"]),
+        ])
+
     /// Seed 003's shared store: the extension syncs (role `extension`) when the user opens the
     /// app; the app's session preempts it, the extension lets the lease go, nothing is lost or
     /// shown twice.

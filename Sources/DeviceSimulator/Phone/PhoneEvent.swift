@@ -14,6 +14,9 @@ public enum PhoneEvent: Hashable, Sendable {
     case willPresentAnswered(push: String, show: Bool)
     /// The app posted a local notification.
     case appAddedNotification(identifier: String, text: String)
+    /// The notification service extension posted a local notification (its process runs while
+    /// it does, whatever the app's state).
+    case extensionAddedNotification(identifier: String, text: String)
     /// The app removed delivered notifications.
     case appRemovedNotifications([String])
     case appSetBadge(Int)

@@ -83,6 +83,8 @@ public struct SimulatedPhone: Sendable {
         case .appAddedNotification(let identifier, let text):
             guard app.isRunning else { break }
             show(identifier, messages: [identifier], text: text, payload: ["aps": [:]], &actions)
+        case .extensionAddedNotification(let identifier, let text):
+            show(identifier, messages: [identifier], text: text, payload: ["aps": [:]], &actions)
         case .appRemovedNotifications(let identifiers):
             for identifier in identifiers { remove(identifier, why: "app", &actions) }
         case .appSetBadge(let count): setBadge(count, &actions)

@@ -23,7 +23,7 @@ final class ExtensionHost: Sendable {
 
     init(
         configuration: DeviceConfiguration, clock: ScaledClock, network: PhoneNetwork, timeline: Timeline,
-        signal: LocalProcessSignal, protectedData: PhoneProtectedData
+        signal: LocalProcessSignal, protectedData: PhoneProtectedData, device: SimulatedDevice
     ) {
         let processClock = ProcessClock(base: clock)
         self.clock = processClock
@@ -38,9 +38,14 @@ final class ExtensionHost: Sendable {
             let transport = GatedTransport(
                 inner: SimulatorTransport.make(), role: "extension", device: configuration.name, timeline: timeline,
                 network: network, latency: configuration.policy.networkLatencySeconds)
+            // Every message the sync brings gets a notification of its own, not only the one the
+            // push names: APNs delivers only the newest push to a phone that was offline (apns.md E.1).
+            let presenter = NotificationPresenter(
+                store: store, center: PhoneNotificationCenter(device: device, clock: processClock, isExtension: true),
+                role: .extension, clock: processClock, renderer: SimulatedApp.renderer)
             sync = ExtensionSync(
                 endpoint: configuration.endpoint, store: store, lock: lock, transport: transport, clock: processClock,
-                credentials: credentials)
+                presenter: presenter, credentials: credentials)
         }
         memory = ExtensionMemory(limit: configuration.policy.extensionMemoryBytes)
         let fetcher = GatedFetcher(

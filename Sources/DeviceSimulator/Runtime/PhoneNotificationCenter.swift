@@ -1,14 +1,19 @@
 import BeckonClient
 
-/// The notification centre the app's SDK sees: what it posts and removes goes through the phone
-/// model, so a notification shown twice is caught where iOS would show it.
+/// The notification centre the SDK sees, in the app or in its extension: what it posts and
+/// removes goes through the phone model, so a notification shown twice is caught where iOS would
+/// show it.
 struct PhoneNotificationCenter: NotificationCenterPort {
     let device: SimulatedDevice
     let clock: ProcessClock
+    var isExtension = false
 
     func add(identifier: String, content: NotificationContent) async throws {
         guard clock.phase != .dead else { throw PhoneUnreachable() }
-        await device.send(.appAddedNotification(identifier: identifier, text: content.displayText))
+        await device.send(
+            isExtension
+                ? .extensionAddedNotification(identifier: identifier, text: content.displayText)
+                : .appAddedNotification(identifier: identifier, text: content.displayText))
     }
 
     func deliveredIdentifiers() async -> Set<String> {

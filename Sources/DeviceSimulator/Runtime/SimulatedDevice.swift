@@ -233,7 +233,7 @@ public actor SimulatedDevice {
         if let extensionHost, !extensionHost.isDead { return extensionHost }
         extensionHost = ExtensionHost(
             configuration: configuration, clock: clock, network: network, timeline: timeline, signal: signal,
-            protectedData: protectedData)
+            protectedData: protectedData, device: self)
         return extensionHost
     }
 }
