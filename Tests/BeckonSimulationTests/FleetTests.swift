@@ -24,29 +24,38 @@ import Testing
         #expect { _ = try FleetMix(parsing: text) } throws: { "\($0)".contains(problem) }
     }
 
-    @Test func figuresCountAMessageReachedWhenStoredOrShownFirst() {
+    @Test func aMessageReachesItsUserWhenShownOrSyncedInFront() {
         let posted = [
             FleetFigures.Posted(id: "m1", device: "p1", behaviour: .background, at: 10),
             FleetFigures.Posted(id: "m2", device: "p2", behaviour: .killed, at: 10),
             FleetFigures.Posted(id: "m3", device: "p3", behaviour: .offline, at: 10),
+            FleetFigures.Posted(id: "m4", device: "p4", behaviour: .foreground, at: 10),
         ]
         let events: [TimelineEvent] = [
+            // Woken in the background and stored, never shown: stored, not reached (issue 36).
             TimelineEvent(time: 11, device: "p1", what: .pushSent(push: "a", type: "background", priority: 5, reason: "wake")),
             TimelineEvent(time: 11, device: "p1", what: .pushDelivered(push: "a", type: "background")),
             TimelineEvent(time: 12, device: "p1", what: .messageStored(id: "m1")),
+            // Shown by an alert: reached then, stored later.
             TimelineEvent(time: 15, device: "p2", what: .pushSent(push: "b", type: "alert", priority: 10, reason: "unreachable-alert")),
             TimelineEvent(time: 16, device: "p2", what: .notificationShown(identifier: "m2", messages: ["m2"], text: "")),
             TimelineEvent(time: 30, device: "p2", what: .messageStored(id: "m2")),
             // Stored on another phone: not this message's user.
             TimelineEvent(time: 13, device: "p1", what: .messageStored(id: "m3")),
             TimelineEvent(time: 14, device: "p3", what: .violation(.shownTwice, detail: "")),
+            // Synced with the app in front: the app shows it.
+            TimelineEvent(time: 1, device: "p4", what: .appState(.foreground)),
+            TimelineEvent(time: 200, device: "p4", what: .messageStored(id: "m4")),
         ]
         let figures = FleetFigures(posted: posted, events: events)
+        #expect(figures.stored == 3 && figures.shown == 1)
         #expect(figures.reached == 2)
-        #expect(figures.latencyP50 == 2 && figures.latencyP99 == 6)
+        #expect(figures.all.reachedPromptly == 1, "m4 reached after 190 s")
+        #expect(figures.latencyP50 == 6 && figures.latencyP99 == 190)
         #expect(figures.pushesSent == 2 && figures.pushesByReason == ["wake": 1, "unreachable-alert": 1])
         #expect(figures.wakeSuccess == 1)
         #expect(figures.violations == ["shown-twice": 1])
+        #expect(figures.byBehaviour[.background] == FleetFigures.Counts(messages: 1, stored: 1, shown: 0, reached: 0))
         #expect(figures.byBehaviour[.offline]?.reached == 0)
     }
 }

@@ -1,8 +1,10 @@
 import BeckonJSON
 import DeviceSimulator
 
-/// What a fleet run measured: whether each message reached its user (stored by the app, or
-/// shown in a notification), how fast, at what cost in pushes, and what iOS would punish.
+/// What a fleet run measured: whether each message reached its user — shown in a notification,
+/// or synced while the app was in front (stored alone is not enough: a message the user never
+/// saw has not reached them, issue 36) — how fast, at what cost in pushes, and what iOS would
+/// punish. Stored and shown are counted apart too.
 public struct FleetFigures: Sendable {
     public struct Posted: Sendable {
         var id: String
@@ -11,8 +13,24 @@ public struct FleetFigures: Sendable {
         var at: Double
     }
 
-    public var messages: Int
-    public var reached: Int
+    /// Per behaviour (or in all): messages, how many were stored, shown, and reached the user.
+    public struct Counts: Sendable, Hashable {
+        public var messages = 0
+        public var stored = 0
+        public var shown = 0
+        public var reached = 0
+        /// Reached within `FleetFigures.promptSeconds` of the post.
+        public var reachedPromptly = 0
+    }
+
+    /// "On a screen within two minutes of its post" (issue 36's bar for a chat app).
+    public static let promptSeconds = 120.0
+
+    public var messages: Int { all.messages }
+    public var stored: Int { all.stored }
+    public var shown: Int { all.shown }
+    public var reached: Int { all.reached }
+    public var all: Counts
     /// Virtual seconds from post to the user, over the messages that reached.
     public var latencyP50: Double?
     public var latencyP99: Double?
@@ -22,28 +40,43 @@ public struct FleetFigures: Sendable {
     /// Background pushes iOS ran the app for.
     public var backgroundRun: Int
     public var violations: [String: Int]
-    /// Per behaviour: messages, and how many reached.
-    public var byBehaviour: [FleetBehaviour: (messages: Int, reached: Int)]
+    public var byBehaviour: [FleetBehaviour: Counts]
 
     public var reachedFraction: Double { messages == 0 ? 0 : Double(reached) / Double(messages) }
+    public var storedFraction: Double { messages == 0 ? 0 : Double(stored) / Double(messages) }
+    public var shownFraction: Double { messages == 0 ? 0 : Double(shown) / Double(messages) }
+    public var promptFraction: Double { messages == 0 ? 0 : Double(all.reachedPromptly) / Double(messages) }
     public var pushesPerReached: Double { reached == 0 ? 0 : Double(pushesSent) / Double(reached) }
     public var wakeSuccess: Double { backgroundSent == 0 ? 0 : Double(backgroundRun) / Double(backgroundSent) }
 
     /// Reads the figures off the timeline.
     init(posted: [Posted], events: [TimelineEvent]) {
-        var firstSeen: [String: Double] = [:]
-        func seen(_ device: String, _ id: String, _ time: Double) {
-            let key = device + "\u{1}" + id
-            if firstSeen[key].map({ time < $0 }) ?? true { firstSeen[key] = time }
+        var firstStored: [String: Double] = [:]
+        var firstShown: [String: Double] = [:]
+        var firstReached: [String: Double] = [:]
+        func note(_ table: inout [String: Double], _ key: String, _ time: Double) {
+            if table[key].map({ time < $0 }) ?? true { table[key] = time }
         }
+        var inFront: Set<String> = []
         var pushesByReason: [String: Int] = [:]
         var violations: [String: Int] = [:]
         var backgroundSent = 0
         var backgroundRun = 0
         for event in events {
             switch event.what {
-            case .messageStored(let id): seen(event.device, id, event.time)
-            case .notificationShown(_, let messages, _): for id in messages { seen(event.device, id, event.time) }
+            case .appState(let state):
+                if state == .foreground || state == .inactive { inFront.insert(event.device) } else { inFront.remove(event.device) }
+            case .messageStored(let id):
+                let key = event.device + "\u{1}" + id
+                note(&firstStored, key, event.time)
+                // Synced with the app in front: the app shows it itself.
+                if inFront.contains(event.device) { note(&firstReached, key, event.time) }
+            case .notificationShown(_, let messages, _):
+                for id in messages {
+                    let key = event.device + "\u{1}" + id
+                    note(&firstShown, key, event.time)
+                    note(&firstReached, key, event.time)
+                }
             case .pushSent(_, let type, _, let reason):
                 pushesByReason[reason ?? type, default: 0] += 1
                 if type == "background" { backgroundSent += 1 }
@@ -53,19 +86,27 @@ public struct FleetFigures: Sendable {
             }
         }
         var latencies: [Double] = []
-        var byBehaviour: [FleetBehaviour: (messages: Int, reached: Int)] = [:]
+        var all = Counts()
+        var byBehaviour: [FleetBehaviour: Counts] = [:]
         for message in posted {
-            let reachedAt = firstSeen[message.device + "\u{1}" + message.id]
-            if let reachedAt { latencies.append(max(0, reachedAt - message.at)) }
-            byBehaviour[message.behaviour, default: (0, 0)].messages += 1
-            if reachedAt != nil { byBehaviour[message.behaviour, default: (0, 0)].reached += 1 }
+            let key = message.device + "\u{1}" + message.id
+            var counts = Counts(messages: 1)
+            if firstStored[key] != nil { counts.stored = 1 }
+            if firstShown[key] != nil { counts.shown = 1 }
+            if let reachedAt = firstReached[key] {
+                let latency = max(0, reachedAt - message.at)
+                latencies.append(latency)
+                counts.reached = 1
+                if latency <= Self.promptSeconds { counts.reachedPromptly = 1 }
+            }
+            all.add(counts)
+            byBehaviour[message.behaviour, default: Counts()].add(counts)
         }
         latencies.sort()
         func percentile(_ p: Double) -> Double? {
             latencies.isEmpty ? nil : latencies[min(latencies.count - 1, Int((p * Double(latencies.count)).rounded(.up)) - 1)]
         }
-        self.messages = posted.count
-        self.reached = latencies.count
+        self.all = all
         self.latencyP50 = percentile(0.5)
         self.latencyP99 = percentile(0.99)
         self.pushesSent = pushesByReason.values.reduce(0, +)
@@ -74,5 +115,22 @@ public struct FleetFigures: Sendable {
         self.backgroundRun = backgroundRun
         self.violations = violations
         self.byBehaviour = byBehaviour
+    }
+}
+
+extension FleetFigures.Counts {
+    mutating func add(_ other: FleetFigures.Counts) {
+        messages += other.messages
+        stored += other.stored
+        shown += other.shown
+        reached += other.reached
+        reachedPromptly += other.reachedPromptly
+    }
+
+    var json: JSONValue {
+        [
+            "messages": .int(messages), "stored": .int(stored), "shown": .int(shown), "reached": .int(reached),
+            "reachedWithin120Seconds": .int(reachedPromptly),
+        ]
     }
 }

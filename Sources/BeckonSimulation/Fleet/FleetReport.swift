@@ -21,7 +21,11 @@ public struct FleetReport: Sendable {
             "strategy": .string(configuration.strategy.rawValue), "messages": .int(figures.messages),
             "durationSeconds": .double(configuration.duration), "timeScale": .double(configuration.timeScale),
             "seed": .int(Int(truncatingIfNeeded: configuration.seed)), "realSeconds": round(realSeconds, 10),
+            "stored": .int(figures.stored), "storedFraction": round(figures.storedFraction, 10_000),
+            "shown": .int(figures.shown), "shownFraction": round(figures.shownFraction, 10_000),
             "reached": .int(figures.reached), "reachedFraction": round(figures.reachedFraction, 10_000),
+            "reachedWithin120Seconds": .int(figures.all.reachedPromptly),
+            "reachedWithin120SecondsFraction": round(figures.promptFraction, 10_000),
             "latencyP50Seconds": round(figures.latencyP50), "latencyP99Seconds": round(figures.latencyP99),
             "pushesSent": .int(figures.pushesSent), "pushesPerReachedMessage": round(figures.pushesPerReached),
             "pushesByReason": .object(figures.pushesByReason.mapValues { .int($0) }),
@@ -30,9 +34,7 @@ public struct FleetReport: Sendable {
             "violations": .object(figures.violations.mapValues { .int($0) }),
             "byBehaviour": .object(
                 Dictionary(
-                    uniqueKeysWithValues: figures.byBehaviour.map { behaviour, counts in
-                        (behaviour.rawValue, ["messages": .int(counts.messages), "reached": .int(counts.reached)] as JSONValue)
-                    })),
+                    uniqueKeysWithValues: figures.byBehaviour.map { behaviour, counts in (behaviour.rawValue, counts.json) })),
         ]
     }
 
@@ -42,7 +44,9 @@ public struct FleetReport: Sendable {
         func seconds(_ value: Double?) -> String { value.map { String(format: "%.1f s", $0) } ?? "n/a" }
         var lines = [
             "fleet: \(configuration.devices) phones, strategy \(configuration.strategy.rawValue), \(f.messages) messages, \(Int(configuration.duration)) s at ×\(Int(configuration.timeScale)) (\(String(format: "%.0f", realSeconds)) s real)",
-            "reached the user:  \(f.reached)/\(f.messages) = \(String(format: "%.2f%%", f.reachedFraction * 100))",
+            "stored:            \(f.stored)/\(f.messages) = \(String(format: "%.2f%%", f.storedFraction * 100))",
+            "shown:             \(f.shown)/\(f.messages) = \(String(format: "%.2f%%", f.shownFraction * 100))",
+            "reached the user:  \(f.reached)/\(f.messages) = \(String(format: "%.2f%%", f.reachedFraction * 100)) (shown, or synced in front); within 2 min: \(String(format: "%.2f%%", f.promptFraction * 100))",
             "time to device:    p50 \(seconds(f.latencyP50)), p99 \(seconds(f.latencyP99))",
             "pushes:            \(f.pushesSent) (\(String(format: "%.2f", f.pushesPerReached)) per reached message); "
                 + f.pushesByReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
@@ -53,9 +57,9 @@ public struct FleetReport: Sendable {
         ]
         for behaviour in FleetBehaviour.allCases {
             guard let counts = f.byBehaviour[behaviour], counts.messages > 0 else { continue }
-            let share = Double(counts.reached) / Double(counts.messages) * 100
+            func share(_ count: Int) -> String { String(format: "%.1f%%", Double(count) / Double(counts.messages) * 100) }
             lines.append(
-                "  \(behaviour.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(counts.reached)/\(counts.messages) reached (\(String(format: "%.1f%%", share)))"
+                "  \(behaviour.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(counts.reached)/\(counts.messages) reached (\(share(counts.reached)), within 2 min \(share(counts.reachedPromptly))), stored \(share(counts.stored)), shown \(share(counts.shown))"
             )
         }
         return lines.joined(separator: "\n")
