@@ -140,12 +140,15 @@ extension PostgresStore {
 
     private static func recordWakes(_ wakes: [WakeOutcome], on connection: PostgresConnection, logger: Logger) async throws {
         guard !wakes.isEmpty else { return }
-        // -1 stands for a missed wake (no latency).
+        // Int64.min stands for a missed wake (no latency). Not -1: a latency can be below zero
+        // (a push decided after its device connected, before the connection was planned), and
+        // that device came, as SQLite records it (found by scripts/multi-node.py, check 4).
+        let none = Int64.min
         try await connection.query(
             """
-            UPDATE push_outbox o SET wake = CASE WHEN w.latency < 0 THEN 'missed' ELSE 'observed' END,
-                wake_latency_ms = NULLIF(w.latency, -1)
-            FROM unnest(\(wakes.map(\.pushID))::text[], \(wakes.map { $0.latency.map { Int64(($0 * 1000).rounded()) } ?? -1 })::bigint[])
+            UPDATE push_outbox o SET wake = CASE WHEN w.latency = \(none) THEN 'missed' ELSE 'observed' END,
+                wake_latency_ms = NULLIF(w.latency, \(none))
+            FROM unnest(\(wakes.map(\.pushID))::text[], \(wakes.map { $0.latency.map { Int64(($0 * 1000).rounded()) } ?? none })::bigint[])
                  AS w(id, latency)
             WHERE o.id = w.id AND o.wake IS NULL
             """, logger: logger)

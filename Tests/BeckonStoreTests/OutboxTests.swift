@@ -73,14 +73,16 @@ import Testing
             }
             try await store.saveDelivery(DeliveryBatch(wakes: [
                 WakeOutcome(device: pushes[0].device, pushID: pushes[0].id, latency: 2.5),
+                // Decided after the device connected, before its connection was planned: it came.
+                WakeOutcome(device: pushes[1].device, pushID: pushes[1].id, latency: -0.25),
                 WakeOutcome(device: pushes[3].device, pushID: pushes[3].id, latency: nil),
             ]))
             let records = try await store.pushRecords(appID: "chat", since: Date(timeIntervalSince1970: 0))
                 .sorted { $0.messageCount < $1.messageCount }
             #expect(records.map(\.state) == ["sent", "failed", "pending", "failed"])
             #expect(records.map(\.status) == [200, 410, 429, 0])
-            #expect(records.map(\.wake) == ["observed", nil, nil, "missed"])
-            #expect(records.map(\.wakeLatency) == [2.5, nil, nil, nil])
+            #expect(records.map(\.wake) == ["observed", "observed", nil, "missed"])
+            #expect(records.map(\.wakeLatency) == [2.5, -0.25, nil, nil])
             // What the status page charts and lists: when each was decided, and Apple's reason.
             #expect(records.map(\.createdAt) == (1...4).map { Date(timeIntervalSince1970: 1_000 + Double($0)) })
             #expect(records.map(\.apnsReason) == [nil, "Unregistered", "TooManyRequests", nil])

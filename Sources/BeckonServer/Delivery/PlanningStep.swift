@@ -122,6 +122,11 @@ struct PlanningStep: Sendable {
         case .connected(let ref, let role, let at):
             // Measured from when the device connected, not from when the batch is planned.
             transition(ref) { planner, _ in planner.connected(now: min(at, now), role: role) }
+            // Saved even when the planner already believed it connected (this node's cache, or a
+            // state read before another node saved a drop): the save names that version, so a
+            // drop saved meanwhile is refused or planned again (docs/cluster.md, "A connection is
+            // always saved").
+            if planners[ref] != nil { changed.insert(ref) }
         case .disconnected(let ref, let clean, _, let session):
             // A session replaced by a newer one (on another node, its `connected` maybe planned
             // already) ended no connection.
