@@ -2,6 +2,7 @@ import APNSCore
 import APNSEmulator
 import ArgumentParser
 import Foundation
+import Logging
 
 // Owned by the emulator work: `beckon apns-emulator`.
 struct APNSEmulatorCommand: AsyncParsableCommand {
@@ -84,6 +85,7 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        LoggingSystem.bootstrap { StreamLogHandler(label: $0, stream: OutputSink.standardOutput) }
         var configuration = APNSEmulatorConfiguration()
         (configuration.host, configuration.port) = try Self.hostPort(listen)
         configuration.environment = APNSEnvironment(rawValue: environment)!
@@ -110,23 +112,29 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
             configuration.caCertificateOutputPath = caPath
         }
         if configuration.authKeys.isEmpty && configuration.trustedClientCAPEMs.isEmpty {
-            print("warning: no --auth-key given; every token request will get InvalidProviderToken")
+            say("warning: no --auth-key given; every token request will get InvalidProviderToken")
         }
 
         let emulator = try APNSEmulator(configuration: configuration)
         try await emulator.start()
-        print("APNs emulator (\(configuration.environment.rawValue)) listening on \(configuration.host):\(emulator.port)")
-        if let caPath { print("CA certificate: \(caPath)") }
+        say("APNs emulator (\(configuration.environment.rawValue)) listening on \(configuration.host):\(emulator.port)")
+        if let caPath { say("CA certificate: \(caPath)") }
         if let control {
             let (host, port) = try Self.hostPort(control)
             let server = try await emulator.startControl(host: host, port: port)
-            print("Control API listening on http://\(host):\(server.port)")
+            say("Control API listening on http://\(host):\(server.port)")
         }
-        fflush(nil)  // Scripts wait for these lines; stdout is block-buffered when it is a file.
 
         await Self.waitForTermination()
-        print("shutting down")
+        say("shutting down")
         try await emulator.shutdown()
+        OutputSink.standardOutput.flush(within: 2)
+    }
+
+    /// A line to stdout through `OutputSink`: written at once (scripts wait for these lines), and
+    /// never blocking or ending the emulator when nobody reads them (issue 36, item 5).
+    private func say(_ line: String) {
+        OutputSink.standardOutput.write(line + "\n")
     }
 
     /// Returns on SIGINT or SIGTERM.
