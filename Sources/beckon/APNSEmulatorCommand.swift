@@ -53,6 +53,12 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
     )
     var errorBudget: String?
 
+    @Option(
+        name: .customLong("log-limit"),
+        help: "Notifications each device's received and displayed logs keep, the newest (default \(APNSEmulatorConfiguration().deliveryLogLimit))."
+    )
+    var logLimit: Int?
+
     @Option(name: .long, help: "Event-loop threads (default: one per core).")
     var threads: Int?
 
@@ -68,6 +74,7 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
         if let control { _ = try Self.hostPort(control) }
         if let errorBudget { _ = try Self.budget(errorBudget) }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+        if let logLimit, logLimit < 1 { throw ValidationError("--log-limit must be at least 1") }
     }
 
     static func budget(_ text: String) throws -> APNSEmulatorErrorBudget {
@@ -95,6 +102,7 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
         configuration.initialStreamsBeforeAuthentication = initialStreams
         configuration.errorBudget = try errorBudget.map(Self.budget)
         configuration.threads = threads
+        if let logLimit { configuration.deliveryLogLimit = logLimit }
         configuration.trustedClientCAPEMs = try clientCAs.map { try String(contentsOfFile: $0, encoding: .utf8) }
         for spec in authKeys {
             let parts = spec.split(separator: ":", maxSplits: 2).map(String.init)
