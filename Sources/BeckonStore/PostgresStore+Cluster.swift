@@ -116,6 +116,25 @@ extension PostgresStore {
             """)
     }
 
+    /// The devices among `devices` with a session on some node: the role of the newest (the
+    /// app's, if the extension's is live too) and when it connected.
+    public func liveSessions(_ devices: [DeviceRef]) async throws -> [DeviceRef: (role: SyncRole, connectedAt: Date)] {
+        guard !devices.isEmpty else { return [:] }
+        var sessions: [DeviceRef: (role: SyncRole, connectedAt: Date)] = [:]
+        for try await (appID, deviceID, role, connectedAt) in try await client.query(
+            """
+            SELECT app_id, device_id, role, connected_at FROM sync_session
+            WHERE (app_id, device_id) IN (SELECT * FROM unnest(\(devices.map(\.appID))::text[], \(devices.map(\.deviceID))::text[]))
+            """, logger: logger
+        ).decode((String, String, String, Int64).self) {
+            let ref = DeviceRef(appID: appID, deviceID: deviceID)
+            let role = SyncRole(rawValue: role) ?? .app
+            if sessions[ref]?.role == .app { continue }
+            sessions[ref] = (role, Date(millisecondsSince1970: connectedAt))
+        }
+        return sessions
+    }
+
     /// Users with a session on `node` whose mailbox changed at or after `since`: what a node
     /// wakes when a hint may have been lost (the polling fallback).
     public func changedUsers(onNode node: String, since: Date) async throws -> [UserRef] {

@@ -96,6 +96,25 @@ import Testing
         }
     }
 
+    /// A `bye` on node 1 and a `hello` on node 3, whose planner is behind: the connection is
+    /// claimed, its `connected` still queued on node 3, while node 2 plans a message to the device
+    /// (which the session takes live) and, once every reconnect window is over, its deadlines.
+    @Test func aConnectionStillQueuedOnItsNodeCountsForTheOthers() async throws {
+        try await PresenceCluster.withEachStore { cluster in
+            try await cluster.register("phone", user: "alice")
+            let first = try await cluster.hello("phone", user: "alice", on: "node1")
+            try await cluster.exchange(first, via: ["node1", "node2", "node3"])
+            try await cluster.end(first, clean: true)
+
+            let (second, queued) = try await cluster.claim("phone", user: "alice", on: "node3")
+            let sequence = try await cluster.post(to: "alice", via: "node2")
+            _ = try await cluster.store.ack(device: second.device, upTo: sequence)  // Its ack is queued behind too.
+            try await cluster.settle(on: ["node2"])
+            await cluster.plan(queued + [.acknowledged(second.device, at: cluster.clock.now)], on: "node3")
+            try await Self.expectNothingPushed(cluster, second)
+        }
+    }
+
     /// Node 2 dies holding the session; node 1 reaps it and checks the drop before the device
     /// resumes on node 3 (inside the reconnect window), and saves it after node 3 planned the
     /// connection from its cache.

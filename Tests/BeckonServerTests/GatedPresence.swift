@@ -14,6 +14,10 @@ struct GatedPresence: DevicePresence {
         return answer
     }
 
+    func liveSessions(_ devices: [DeviceRef]) async -> [DeviceRef: LiveSession] {
+        await inner.liveSessions(devices)
+    }
+
     func connectedElsewhere(_ device: DeviceRef, besides session: String) async -> Bool {
         let answer = await inner.connectedElsewhere(device, besides: session)
         await gate.pass(.connectedElsewhere, of: device, on: node)

@@ -147,13 +147,20 @@ final class PresenceCluster: Sendable {
     /// (`SyncHub.claimed`). The displaced session's own end follows on its node (`end`).
     @discardableResult
     func hello(_ device: String, user: String, on node: String) async throws -> ClusterSession {
+        let (session, events) = try await claim(device, user: user, on: node)
+        await plan(events, on: node)
+        return session
+    }
+
+    /// The claim of a `hello` on `node`, and what that node's planner is then told: planned by
+    /// `hello`, or later by the caller (still queued there, behind a backlog).
+    func claim(_ device: String, user: String, on node: String) async throws -> (ClusterSession, [DeliveryEvent]) {
         let session = ClusterSession(
             device: Self.ref(device), role: .app, userID: user, node: node, session: "\(node)-\(UUID().uuidString.prefix(8))")
         let displaced = try await slots.claim(session, at: clock.now)
         var events: [DeliveryEvent] = displaced.isEmpty ? [] : [.disconnected(session.device, clean: false, at: clock.now)]
         events.append(.connected(session.device, role: .app, at: clock.now))
-        await plan(events, on: node)
-        return session
+        return (session, events)
     }
 
     /// The session ended (`bye` when clean): its slot is released, then its node's planner hears of
@@ -189,13 +196,13 @@ final class PresenceCluster: Sendable {
     // MARK: Time and what it decided
 
     /// Lets a long time pass (every reconnect window, re-push and owed alert of the default
-    /// policy), firing due deadlines on every living node in turn.
-    func settle() async throws {
+    /// policy), firing due deadlines on `nodes` (every living node) in turn.
+    func settle(on nodes: [String]? = nil) async throws {
+        let nodes = nodes ?? living
         for step in 0..<8 {
             clock.advance(by: 300)
             let now = clock.now
             let due = try await store.claimDueDeliveryStates(before: now, limit: 1_000, leaseUntil: now.addingTimeInterval(30))
-            let nodes = living
             await plan(due.map { .deadline($0) }, on: nodes[step % nodes.count])
         }
     }

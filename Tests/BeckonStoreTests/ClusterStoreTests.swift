@@ -47,6 +47,24 @@ struct ClusterStoreTests {
         }
     }
 
+    /// What a planner saved as disconnected asks: which devices a node holds a claimed session
+    /// of, with its role and when it connected (docs/cluster.md, "A connection is always saved").
+    @Test func theLiveSessionsOfDevicesAreTheirClaimedOnes() async throws {
+        try await Self.withCluster { store in
+            let tablet = DeviceRef(appID: "chat", deviceID: "tablet")
+            let at = Date(timeIntervalSince1970: 1_000)
+            #expect(try await store.liveSessions([]).isEmpty)
+            _ = try await store.claimSession(Self.session(.extension, node: "a", "s1"), at: at)
+            #expect(try await store.liveSessions([Self.phone, tablet]).mapValues(\.role) == [Self.phone: .extension])
+            _ = try await store.claimSession(Self.session(.app, node: "b", "s2"), at: at.addingTimeInterval(1))
+            let live = try await store.liveSessions([Self.phone, tablet])
+            #expect(live.mapValues(\.role) == [Self.phone: .app])
+            #expect(live[Self.phone]?.connectedAt == at.addingTimeInterval(1))
+            try await store.releaseSession(Self.phone, session: "s2")
+            #expect(try await store.liveSessions([Self.phone, tablet]).isEmpty)
+        }
+    }
+
     @Test func aSilentNodeIsReapedOnceAndLearnsItWhenItComesBack() async throws {
         let clock = TestClock()
         try await Self.withCluster(clock: clock) { store in

@@ -122,6 +122,13 @@ public final class PostgresCluster: ClusterLink, DevicePresence, Service, Sendab
         (try? await store.hasSession(device, besides: session)) ?? false
     }
 
+    public func liveSessions(_ devices: [DeviceRef]) async -> [DeviceRef: LiveSession] {
+        // Claimed ones only: a session of this node still claiming may be refused, and then no
+        // drop follows. Unknown (no database) is none: the device's own `connected` still comes.
+        let sessions = (try? await store.liveSessions(devices)) ?? [:]
+        return sessions.mapValues { LiveSession(role: $0.role, since: $0.connectedAt) }
+    }
+
     // MARK: Running
 
     public func run() async throws {

@@ -102,6 +102,17 @@ struct PlanningStep: Sendable {
             }
             planners[ref] = planner
         }
+        // And the other way: a planner saved as disconnected whose device a node holds a session
+        // of is told of that connection now. Its own `connected` may be queued behind a backlog
+        // on that node, and meanwhile nothing is to be pushed to a live device, nor its reconnect
+        // window end (docs/cluster.md, "A connection is always saved").
+        let away = devices.keys.filter { planners[$0]?.isConnected == false }
+        if !away.isEmpty {
+            let now = self.now
+            for (ref, session) in await driver.presence.liveSessions(away) {
+                transition(ref) { planner, _ in planner.connected(now: min(session.since, now), role: session.role) }
+            }
+        }
     }
 
     // MARK: Events

@@ -356,8 +356,10 @@ public actor SyncHub: Service {
 
 /// One node: a device is connected if this node has seen a session of it since it started (a
 /// planner saved as connected before a restart is not), and a session's end is always a drop
-/// for the planner (a newer session here was registered after it, in order).
+/// for the planner (a newer session here was registered after it, in order). Its one planner
+/// hears of each connection in order with everything after it, so none is ever ahead of it.
 extension SyncHub: DevicePresence {
     public func mayBeConnected(_ device: DeviceRef) -> Bool { presenceByDevice[device] != nil }
     public func connectedElsewhere(_ device: DeviceRef, besides session: String) -> Bool { false }
+    public nonisolated func liveSessions(_ devices: [DeviceRef]) -> [DeviceRef: LiveSession] { [:] }
 }
