@@ -69,7 +69,9 @@ struct PlanningStep: Sendable {
     /// may hold a session of it (`DevicePresence.mayBeConnected`) was saved before a restart: it
     /// is told of the drop first, so it does not stay silent for a device that is gone. (A session
     /// that ended since the start needs no such help: its `.disconnected` event is on its way,
-    /// with the unacknowledged messages that a guess here would not know.)
+    /// with the unacknowledged messages that a guess here would not know.) One that believes its
+    /// device away although a node has claimed a session of it (`DevicePresence.liveSessions`)
+    /// is told of that connection first.
     private mutating func loadStates() async throws {
         // A cached planner is used only for the registration it was planned for: a device deleted
         // and registered again, or moved to another user, starts afresh.
@@ -105,7 +107,7 @@ struct PlanningStep: Sendable {
         // And the other way: a planner saved as disconnected whose device a node holds a session
         // of is told of that connection now. Its own `connected` may be queued behind a backlog
         // on that node, and meanwhile nothing is to be pushed to a live device, nor its reconnect
-        // window end (docs/cluster.md, "A connection is always saved").
+        // window end (docs/cluster.md, "a connection counts before its planner hears of it").
         let away = devices.keys.filter { planners[$0]?.isConnected == false }
         if !away.isEmpty {
             let now = self.now
