@@ -38,8 +38,8 @@ def user_token(secret, app, user, lifetime=600):
 class SyncSession:
     """The smallest WebSocket client that speaks docs/sync-protocol.md (v2): text frames, masked."""
 
-    def __init__(self, port, credential):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    def __init__(self, port, credential, timeout=10):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         key = base64.b64encode(os.urandom(16)).decode()
         self.sock.sendall((
             f"GET /v1/sync HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -47,8 +47,14 @@ class SyncSession:
             f"Authorization: Bearer {credential}\r\n\r\n").encode())
         head = b""
         while b"\r\n\r\n" not in head:
-            head += self.sock.recv(1)
+            byte = self.sock.recv(1)
+            if not byte:
+                # The server closed mid-upgrade (a node killed): fail, not read nothing for ever.
+                self.sock.close()
+                raise ConnectionError("the server closed the connection during the upgrade")
+            head += byte
         if not head.startswith(b"HTTP/1.1 101"):
+            self.sock.close()
             raise ConnectionError(f"the sync upgrade was refused: {head.decode(errors='replace')}")
 
     def send(self, frame):

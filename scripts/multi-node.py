@@ -192,29 +192,6 @@ class Reader(threading.Thread):
                 time.sleep(0.2)
 
 
-class MoverSession(SyncSession):
-    """beckonlib's SyncSession, whose upgrade also fails on a socket that ends before the
-    answer (a node killed mid-handshake), instead of reading an empty socket for ever."""
-
-    def __init__(self, port, credential):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=2)
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.sock.sendall((
-            f"GET /v1/sync HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: beckon.v2\r\n"
-            f"Authorization: Bearer {credential}\r\n\r\n").encode())
-        head = b""
-        while b"\r\n\r\n" not in head:
-            byte = self.sock.recv(1)
-            if not byte:
-                self.sock.close()
-                raise ConnectionError("the node closed the connection during the upgrade")
-            head += byte
-        if not head.startswith(b"HTTP/1.1 101"):
-            self.sock.close()
-            raise ConnectionError(f"the sync upgrade was refused: {head.decode(errors='replace')}")
-
-
 class Mover(threading.Thread):
     """A live device that keeps moving between nodes (issue 36): a clean `bye` and a `hello` on
     another node 50-300 ms later, or a newer session on another node that replaces its session
@@ -238,7 +215,7 @@ class Mover(threading.Thread):
             for node in nodes:
                 session = None
                 try:
-                    session = MoverSession(self.cluster.port(node), self.credential)
+                    session = SyncSession(self.cluster.port(node), self.credential, timeout=2)
                     session.sock.settimeout(2)
                     session.send({"type": "hello", "version": 2, "cursor": self.cursor})
                     while (frame := session.receive())["type"] != "welcome":
