@@ -87,8 +87,10 @@ public final class APNSClient: Sendable {
         retry: APNSRetryPolicy? = nil
     ) async throws -> APNSResponse {
         let pool = try self.pool(for: environment, credential: credential)
-        let end = NIODeadline.now() + .nanoseconds(Int64((deadline ?? configuration.defaultDeadline) * 1e9))
-        var retries = APNSRetryStateMachine(policy: retry ?? configuration.retry)
+        let seconds = deadline ?? configuration.defaultDeadline
+        let end = NIODeadline.now() + .nanoseconds(Int64(seconds * 1e9))
+        var retries = APNSRetryStateMachine(
+            policy: retry ?? configuration.retry, reserve: seconds * APNSRetryStateMachine.reservedShareOfDeadline)
         while true {
             // Shut down meanwhile (a node stopping with sends hung): no further attempt.
             guard pools.withLockedValue({ $0 != nil }) else { throw APNSClientError.shutDown }

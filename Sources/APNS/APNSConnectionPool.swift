@@ -201,18 +201,8 @@ final class APNSConnectionPool: Sendable {
                         tls,
                         APNSWriteCoalescer(),
                         NIOHTTP2Handler(
-                            mode: .client,
-                            initialSettings: [
-                                HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
-                                HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
-                                HTTP2Setting(parameter: .enablePush, value: 0),
-                            ],
-                            // Our header blocks are built from validated types; re-checking every
-                            // field on the send path cost a few percent of throughput.
-                            headerBlockValidation: .disabled,
-                            // Likewise `content-length`, which we derive from the body we send;
-                            // parsing it back for every stream cost another 1-2% of client CPU.
-                            contentLengthValidation: .disabled
+                            mode: .client, connectionConfiguration: APNSHTTP2Configuration.connection,
+                            streamConfiguration: APNSHTTP2Configuration.stream
                         ),
                         handler,
                     ])

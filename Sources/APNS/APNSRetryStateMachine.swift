@@ -9,7 +9,10 @@ import APNSCore
 ///   do not use up an attempt; after a few such resends they back off too, so a server that keeps
 ///   refusing cannot turn this into a busy loop.
 /// - A connection that died with the stream open may or may not have delivered it: that uses an attempt.
-/// - Nothing waits past the notification's deadline.
+/// - Nothing waits past the notification's deadline, and no attempt starts in its last `reserve`
+///   seconds: an answer cut off by the deadline leaves the caller a request APNs may have
+///   delivered, which it can only send again (a duplicate) or drop (apns.md G.19); an attempt
+///   not made is a plain "not sent".
 struct APNSRetryStateMachine: Sendable {
     enum Outcome: Sendable {
         case answered(APNSResponse)
@@ -25,13 +28,20 @@ struct APNSRetryStateMachine: Sendable {
     }
 
     let policy: APNSRetryPolicy
+    /// Seconds before the deadline in which no attempt starts.
+    let reserve: Double
     /// Attempts that counted (the first included).
     private(set) var attempts = 1
     private var freeResends = 0
 
-    init(policy: APNSRetryPolicy) {
+    init(policy: APNSRetryPolicy, reserve: Double = 0) {
         self.policy = policy
+        self.reserve = reserve
     }
+
+    /// The share of a send's deadline kept free of new attempts: an answer takes milliseconds,
+    /// but seconds on a saturated host (seen in scripts/apns-duplicates.py: 1.9 s was not enough).
+    static let reservedShareOfDeadline = 0.1
 
     /// `remaining` is the time left before the deadline; `random` in 0...1 draws the jitter. It is
     /// evaluated only for a backoff, not for the answers that end nearly every notification (a
@@ -39,7 +49,7 @@ struct APNSRetryStateMachine: Sendable {
     mutating func next(after outcome: Outcome, remaining: Double, random: @autoclosure () -> Double) -> Decision {
         let decision = decide(outcome, random: random)
         guard case .retry(let delay, _) = decision else { return decision }
-        guard remaining > delay else { return .fail(.deadlineExceeded(attempts: attempts)) }
+        guard remaining > delay + reserve else { return .fail(.deadlineExceeded(attempts: attempts)) }
         return decision
     }
 

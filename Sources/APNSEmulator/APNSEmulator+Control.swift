@@ -130,12 +130,12 @@ extension APNSEmulator {
 
     /// What the device received, in order (oldest first).
     public func deliveries(to deviceToken: String) -> [APNSEmulatorNotification] {
-        core.state.withLock { Array(($0.devices[deviceToken.lowercased()]?.received ?? []).suffix(core.logLimit)) }
+        core.state.withLock { $0.devices[deviceToken.lowercased()]?.received.entries ?? [] }
     }
 
     /// Alerts on the device's screen, oldest first, one per identifier (collapse id replaces; apns.md E.2).
     public func displayedNotifications(on deviceToken: String) -> [APNSEmulatorNotification] {
-        core.state.withLock { Array(($0.devices[deviceToken.lowercased()]?.displayed ?? []).suffix(core.logLimit)) }
+        core.state.withLock { $0.devices[deviceToken.lowercased()]?.displayed.entries ?? [] }
     }
 
     /// The one notification APNs holds for an offline device, if any (apns.md E.1).

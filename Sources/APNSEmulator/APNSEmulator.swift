@@ -191,7 +191,9 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
             HTTP2Setting(parameter: .maxHeaderListSize, value: 8000),
         ]
         do {
-            let http2 = NIOHTTP2Handler(mode: .server, initialSettings: settings)
+            let http2 = NIOHTTP2Handler(
+                mode: .server, connectionConfiguration: EmulatorHTTP2Configuration.connection(settings: settings, streams: streams),
+                streamConfiguration: EmulatorHTTP2Configuration.stream(streams: streams))
             let handler = EmulatorConnectionHandler(
                 core: core, policy: policy, registry: registry, rules: rules,
                 idleTimeout: configuration.idleTimeout, rawCloser: rawCloser

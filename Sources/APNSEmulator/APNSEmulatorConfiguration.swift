@@ -111,8 +111,11 @@ public struct APNSEmulatorConfiguration: Sendable {
     /// Empty = token authentication only.
     public var trustedClientCAPEMs: [String] = []
 
-    /// How many deliveries each device keeps in its log (oldest dropped first).
-    public var deliveryLogLimit: Int = 10_000
+    /// How many notifications each device keeps in its received log, and on its screen: the
+    /// newest, exactly (a ring). What the emulator keeps per push, so with the devices it bounds
+    /// its memory however long it runs (issue 36; `beckon serve` runs its built-in emulator for
+    /// months). `beckon apns-emulator --log-limit`.
+    public var deliveryLogLimit: Int = 1_000
     /// Event-loop threads; nil = the number of cores.
     public var threads: Int? = nil
     /// The emulator's clock, for JWT age, 20-minute rules, expirations and timestamps.

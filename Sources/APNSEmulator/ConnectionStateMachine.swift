@@ -18,7 +18,8 @@ struct ConnectionStateMachine: Sendable {
     enum State: Equatable, Sendable {
         case open
         /// GOAWAY sent: streams above `lastStreamID` are not processed (RFC 9113 §6.8), new ones
-        /// are ignored, and the handler closes the connection shortly.
+        /// are ignored; those at or below it are still answered, and the connection closes once
+        /// none is owed (`drainCheck`).
         case closing(lastStreamID: HTTP2StreamID)
         /// Reset, or the channel is gone.
         case closed
@@ -49,7 +50,15 @@ struct ConnectionStateMachine: Sendable {
     private(set) var openStreams: Set<HTTP2StreamID> = []
     /// Accepted streams whose answer is delayed or withheld.
     private(set) var unanswered: Set<HTTP2StreamID> = []
+    /// Those of `unanswered` whose answer is only delayed: owed, so a closing connection waits for them.
+    private var delayed: Set<HTTP2StreamID> = []
     private var highestStreamID = HTTP2StreamID.rootStream
+    /// The highest stream taken in (evaluated, and processed if valid): a GOAWAY after an answer
+    /// names at least this one, so no stream APNs acted on is declared unprocessed (RFC 9113 §6.8,
+    /// apns.md G.19). Requests may complete out of id order (their DATA waits for flow control).
+    private var highestDecidedStreamID = HTTP2StreamID.rootStream
+    /// The close after GOAWAY was asked for (`drainCheck`).
+    private var drained = false
     private var connectionBytesToAcknowledge = 0
     /// Writes made during a read batch are flushed once, at its end; others at once.
     private var isReading = false
@@ -140,6 +149,7 @@ struct ConnectionStateMachine: Sendable {
         isReading = true
         arriving.removeValue(forKey: id)
         unanswered.remove(id)
+        delayed.remove(id)
     }
 
     /// NIO closed a stream (answered, reset, or refused).
@@ -147,6 +157,7 @@ struct ConnectionStateMachine: Sendable {
         openStreams.remove(id)
         arriving.removeValue(forKey: id)
         unanswered.remove(id)
+        delayed.remove(id)
     }
 
     enum ReadCompleteAction: Equatable, Sendable {
@@ -220,6 +231,7 @@ struct ConnectionStateMachine: Sendable {
 
     /// The core decided what to do with the request on `id`.
     mutating func decided(_ outcome: Outcome, for id: HTTP2StreamID) -> AnswerAction {
+        if id > highestDecidedStreamID { highestDecidedStreamID = id }
         if outcome.wedge { rules.isWedged = true }
         switch outcome.action {
         case .resetConnection:
@@ -231,6 +243,7 @@ struct ConnectionStateMachine: Sendable {
         case .respond:
             if let delay = outcome.delay {
                 unanswered.insert(id)
+                delayed.insert(id)
                 return .respondLater(id, delay: delay, outcome)
             }
             return answer(id, outcome) ?? .none
@@ -240,14 +253,33 @@ struct ConnectionStateMachine: Sendable {
     /// A delayed answer's time came.
     mutating func answerDue(_ id: HTTP2StreamID, _ outcome: Outcome) -> AnswerAction {
         guard unanswered.remove(id) != nil else { return .none }  // Reset or closed meanwhile.
+        delayed.remove(id)
         return answer(id, outcome) ?? .none
+    }
+
+    enum DrainAction: Equatable, Sendable {
+        case none
+        /// Close the connection (after a linger: the client, told by GOAWAY, normally closes first).
+        case close
+    }
+
+    /// After GOAWAY, once per connection: close when no answer is owed on a stream at or below
+    /// its last-stream-id, neither a delayed one nor one whose request is still arriving. Closing
+    /// earlier would lose answers to requests APNs processed, and the client would send them
+    /// again (RFC 9113 §6.8 graceful shutdown; apns.md G.19). Streams left unanswered on purpose
+    /// (`neverRespond`, apns.md G.8) are not waited for.
+    mutating func drainCheck() -> DrainAction {
+        guard case .closing(let last) = state, !drained, delayed.isEmpty else { return .none }
+        guard !arriving.keys.contains(where: { $0 <= last }) else { return .none }
+        drained = true
+        return .close
     }
 
     // MARK: Connection-level events (the emulator's API, the idle timer)
 
     enum GoAwayAction: Equatable, Sendable {
         case none
-        /// Write GOAWAY with the reason as debug data, flush, and close the connection shortly.
+        /// Write GOAWAY with the reason as debug data, flush, and close once nothing is owed (`drainCheck`).
         case goAway(GoAway)
     }
 
@@ -277,6 +309,7 @@ struct ConnectionStateMachine: Sendable {
             for id in refused {
                 openStreams.remove(id)
                 unanswered.remove(id)
+                delayed.remove(id)
             }
         }
         needsFlush = false
@@ -314,6 +347,7 @@ struct ConnectionStateMachine: Sendable {
         state = .closed
         arriving.removeAll()
         unanswered.removeAll()
+        delayed.removeAll()
     }
 
     // MARK: Internals
@@ -333,11 +367,13 @@ struct ConnectionStateMachine: Sendable {
             uniqueID: uniqueID ? ids.next(uppercase: false) : nil,
             flush: false
         )
+        // Not `id` alone: streams after it may have been taken in while its answer waited.
+        let last = max(id, highestDecidedStreamID)
         if let reason, rules.countError(status: status, reason: reason, budget: outcome.errorBudget) {
-            answer.goAway = goAway(reason: reason, lastStreamID: id, errorBudgetSpent: true)
+            answer.goAway = goAway(reason: reason, lastStreamID: last, errorBudgetSpent: true)
         }
         if answer.goAway == nil, let reason = outcome.goAwayAfter {
-            answer.goAway = goAway(reason: reason, lastStreamID: id)
+            answer.goAway = goAway(reason: reason, lastStreamID: last)
         }
         answer.flush = answer.goAway != nil ? flushed() : wrote()
         return .respond(answer)

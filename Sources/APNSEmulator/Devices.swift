@@ -46,10 +46,11 @@ public struct APNSEmulatorNotification: Sendable, Hashable {
 /// A device's delivery state: what it received, what is on its screen, what APNs holds for it.
 struct DeviceRecord: Sendable {
     var device: APNSEmulatorDevice
-    /// Everything delivered, in order (capped at the configured log limit).
-    var received: [APNSEmulatorNotification] = []
-    /// Alerts on screen, oldest first; one per identifier (collapse id replaces, apns.md E.2).
-    var displayed: [APNSEmulatorNotification] = []
+    /// What was delivered, in order: the newest `deliveryLogLimit`.
+    var received = DeliveryLog()
+    /// Alerts on screen, oldest first; one per identifier (collapse id replaces, apns.md E.2); the
+    /// newest `deliveryLogLimit`.
+    var displayed = DeliveryLog()
     /// The one notification APNs keeps while the device is offline (apns.md E.1), and until when.
     var stored: (notification: APNSEmulatorNotification, expiresAt: Date)?
     /// Notifications dropped: expired, `apns-expiration: 0` while offline, or replaced in storage.
@@ -124,22 +125,14 @@ struct DeviceRecord: Sendable {
     ) -> APNSEmulatorNotification {
         var notification = notification
         notification.deliveredAt = now
-        received.append(notification)
-        Self.trim(&received, to: logLimit)
+        received.append(notification, limit: logLimit)
         if notification.pushType == .alert {
             // Only a collapse id can repeat: without one iOS assigns a fresh identifier (apns.md E.2).
             if let collapseID = notification.collapseID {
                 displayed.removeAll { $0.collapseID == collapseID }
             }
-            displayed.append(notification)
-            Self.trim(&displayed, to: logLimit)
+            displayed.append(notification, limit: logLimit)
         }
         return notification
-    }
-
-    /// Keeps the newest `limit` entries, trimming only when twice as many piled up, so a device
-    /// that receives a million pushes costs O(1) per push. Readers take `suffix(limit)`.
-    private static func trim(_ log: inout [APNSEmulatorNotification], to limit: Int) {
-        if log.count >= 2 * limit { log.removeFirst(log.count - limit) }
     }
 }

@@ -67,8 +67,10 @@ final class EmulatorConnectionHandler: ChannelInboundHandler, RemovableChannelHa
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         // Stream errors (a malformed header block, say) are answered by NIO with RST_STREAM;
-        // anything else ends the connection.
+        // anything else ends the connection: with the answers this read batch wrote, which
+        // would otherwise be discarded unsent although their requests were processed.
         if error is NIOHTTP2Errors.StreamError { return }
+        context.flush()
         context.close(promise: nil)
     }
 
@@ -101,6 +103,7 @@ final class EmulatorConnectionHandler: ChannelInboundHandler, RemovableChannelHa
 
     func channelReadComplete(context: ChannelHandlerContext) {
         if machine.readComplete(now: .now()) == .flush { context.flush() }
+        closeIfDrained(context: context)
         context.fireChannelReadComplete()
     }
 
@@ -130,10 +133,13 @@ final class EmulatorConnectionHandler: ChannelInboundHandler, RemovableChannelHa
             break
         case .respond(let answer):
             respond(answer, context: context)
+            // Outside a read batch (a delayed answer), nobody else looks.
+            if answer.flush { closeIfDrained(context: context) }
         case .respondLater(let id, let delay, let outcome):
             context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) { [self] in
                 guard let context = self.context else { return }
                 self.perform(self.machine.answerDue(id, outcome), context: context)
+                self.closeIfDrained(context: context)
             }
         case .resetConnection:
             rawCloser.reset()
@@ -181,21 +187,39 @@ final class EmulatorConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([setting])))), promise: nil)
     }
 
-    /// GOAWAY with `{"reason":...}` debug data (apns.md A.5, C.4), then close shortly. The caller flushes.
+    /// GOAWAY with `{"reason":...}` debug data (apns.md A.5, C.4), then close once nothing is owed.
+    /// The caller flushes.
     private func write(_ goAway: ConnectionStateMachine.GoAway, context: ChannelHandlerContext) {
         core.state.withLock { state in
             state.counters.goAwaysSent += 1
             if goAway.errorBudgetSpent { state.counters.errorBudgetDisconnects += 1 }
         }
-        let debug = context.channel.allocator.buffer(string: #"{"reason":""# + goAway.reason.rawValue + #""}"#)
-        let frame = HTTP2Frame(
-            streamID: .rootStream, payload: .goAway(lastStreamID: goAway.lastStreamID, errorCode: .noError, opaqueData: debug)
-        )
-        context.write(wrapOutboundOut(frame), promise: nil)
+        // Below NIO's HTTP/2 handler, which must not quiesce (GoAwayFrame says why).
+        let frame = GoAwayFrame.encode(goAway, allocator: context.channel.allocator)
+        if let http2 = try? context.pipeline.syncOperations.context(handlerType: NIOHTTP2Handler.self) {
+            http2.writeAndFlush(NIOAny(frame), promise: nil)  // NIO flushes only what it wrote itself.
+        }
+        // Closed once every answer it owes is out (`closeIfDrained`), or after this long at most:
+        // a client that never sends the rest of a request it opened cannot hold it for ever.
+        context.eventLoop.assumeIsolated().scheduleTask(in: Self.drainLimit) { [self] in
+            guard let context = self.context else { return }
+            context.flush()
+            context.close(promise: nil)
+        }
+    }
+
+    /// How long a connection that sent GOAWAY may wait for the requests it still owes answers to.
+    static let drainLimit = TimeAmount.seconds(30)
+
+    /// After GOAWAY, once no answer is owed on the streams it covers: close (apns.md G.19).
+    private func closeIfDrained(context: ChannelHandlerContext) {
+        guard machine.drainCheck() == .close else { return }
         // Let the client finish and close first. Closing while its bytes are still unread makes
-        // the kernel send RST, which can destroy the GOAWAY before the client has read it.
+        // the kernel send RST, which can destroy answers (and the GOAWAY) it has yet to read.
         context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [self] in
-            self.context?.close(promise: nil)
+            guard let context = self.context else { return }
+            context.flush()
+            context.close(promise: nil)
         }
     }
 
@@ -205,6 +229,7 @@ final class EmulatorConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         guard let context, case .goAway(let goAway) = machine.goAwayRequested(reason: reason) else { return }
         write(goAway, context: context)
         context.flush()
+        closeIfDrained(context: context)
     }
 
     /// Close the TCP connection without GOAWAY or TLS close_notify, with RST (SO_LINGER 0).
@@ -245,6 +270,7 @@ final class EmulatorConnectionHandler: ChannelInboundHandler, RemovableChannelHa
             case .goAway(let goAway):
                 self.write(goAway, context: context)
                 context.flush()
+                self.closeIfDrained(context: context)
             case .checkAgain(let next):
                 self.scheduleIdleCheck(at: next, context: context)
             }

@@ -2,6 +2,7 @@ import APNSCore
 import APNSEmulator
 import ArgumentParser
 import Foundation
+import Logging
 
 // Owned by the emulator work: `beckon apns-emulator`.
 struct APNSEmulatorCommand: AsyncParsableCommand {
@@ -52,6 +53,12 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
     )
     var errorBudget: String?
 
+    @Option(
+        name: .customLong("log-limit"),
+        help: "Notifications each device's received and displayed logs keep, the newest (default \(APNSEmulatorConfiguration().deliveryLogLimit))."
+    )
+    var logLimit: Int?
+
     @Option(name: .long, help: "Event-loop threads (default: one per core).")
     var threads: Int?
 
@@ -67,6 +74,7 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
         if let control { _ = try Self.hostPort(control) }
         if let errorBudget { _ = try Self.budget(errorBudget) }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+        if let logLimit, logLimit < 1 { throw ValidationError("--log-limit must be at least 1") }
     }
 
     static func budget(_ text: String) throws -> APNSEmulatorErrorBudget {
@@ -84,6 +92,7 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        LoggingSystem.bootstrap { StreamLogHandler(label: $0, stream: OutputSink.standardOutput) }
         var configuration = APNSEmulatorConfiguration()
         (configuration.host, configuration.port) = try Self.hostPort(listen)
         configuration.environment = APNSEnvironment(rawValue: environment)!
@@ -93,6 +102,7 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
         configuration.initialStreamsBeforeAuthentication = initialStreams
         configuration.errorBudget = try errorBudget.map(Self.budget)
         configuration.threads = threads
+        if let logLimit { configuration.deliveryLogLimit = logLimit }
         configuration.trustedClientCAPEMs = try clientCAs.map { try String(contentsOfFile: $0, encoding: .utf8) }
         for spec in authKeys {
             let parts = spec.split(separator: ":", maxSplits: 2).map(String.init)
@@ -110,23 +120,29 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
             configuration.caCertificateOutputPath = caPath
         }
         if configuration.authKeys.isEmpty && configuration.trustedClientCAPEMs.isEmpty {
-            print("warning: no --auth-key given; every token request will get InvalidProviderToken")
+            say("warning: no --auth-key given; every token request will get InvalidProviderToken")
         }
 
         let emulator = try APNSEmulator(configuration: configuration)
         try await emulator.start()
-        print("APNs emulator (\(configuration.environment.rawValue)) listening on \(configuration.host):\(emulator.port)")
-        if let caPath { print("CA certificate: \(caPath)") }
+        say("APNs emulator (\(configuration.environment.rawValue)) listening on \(configuration.host):\(emulator.port)")
+        if let caPath { say("CA certificate: \(caPath)") }
         if let control {
             let (host, port) = try Self.hostPort(control)
             let server = try await emulator.startControl(host: host, port: port)
-            print("Control API listening on http://\(host):\(server.port)")
+            say("Control API listening on http://\(host):\(server.port)")
         }
-        fflush(nil)  // Scripts wait for these lines; stdout is block-buffered when it is a file.
 
         await Self.waitForTermination()
-        print("shutting down")
+        say("shutting down")
         try await emulator.shutdown()
+        OutputSink.standardOutput.flush(within: 2)
+    }
+
+    /// A line to stdout through `OutputSink`: written at once (scripts wait for these lines), and
+    /// never blocking or ending the emulator when nobody reads them (issue 36, item 5).
+    private func say(_ line: String) {
+        OutputSink.standardOutput.write(line + "\n")
     }
 
     /// Returns on SIGINT or SIGTERM.

@@ -46,13 +46,16 @@ struct ServeCommand: AsyncParsableCommand {
         // With no app configured, a development app, so that a first run leads somewhere.
         let development = try DevelopmentApp.prepare(&settings)
 
-        // Before any logger exists: each takes its handler, and so its level, when made.
+        // Before any logger exists: each takes its handler, and so its level, when made. Through
+        // OutputSink, so a reader that stops reading or goes away costs log lines, not the server.
         let level = settings.logLevel
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardOutput(label: label)
+            var handler = StreamLogHandler(label: label, stream: OutputSink.standardOutput)
             handler.logLevel = level
             return handler
         }
+        // The last lines (the stop) reach a reader that still reads; one that does not is not waited for.
+        defer { OutputSink.standardOutput.flush(within: 2) }
         let logger = Logger(label: "beckon.server")
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
@@ -72,8 +75,9 @@ struct ServeCommand: AsyncParsableCommand {
         let node = try await BeckonNode.assemble(
             configuration: settings, store: store, metrics: registry, logger: logger,
             onServerRunning: { [banner] _ in
-                // Straight to the descriptor: print's buffer would hold it when stdout is a file.
-                if let banner { FileHandle.standardOutput.write(Data((banner + "\n").utf8)) }
+                // Not print's buffer, which would hold it when stdout is a file; nor FileHandle's
+                // write, which traps when the reader has gone (issue 36, item 5).
+                if let banner { OutputSink.standardOutput.write(banner + "\n") }
             })
         let services = ServiceGroup(configuration: .init(
             services: [node], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

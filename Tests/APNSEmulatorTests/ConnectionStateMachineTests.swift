@@ -162,6 +162,70 @@ struct ConnectionStateMachineTests {
         #expect(machine.goAwayRequested(reason: .shutdown) == .none)  // One GOAWAY per connection.
     }
 
+    /// Issue 36: requests complete out of stream order (their DATA waits for flow control), so the
+    /// request that triggers GOAWAY may not be the highest one processed; a last-stream-id below a
+    /// processed stream tells the client to send it again: a duplicate (apns.md G.19).
+    @Test func goAwayNamesEveryStreamAlreadyTakenIn() throws {
+        var machine = machine()
+        _ = machine.headersReceived(headers(), on: 1)
+        let later = try #require(receive(3, on: &machine))
+        _ = machine.evaluate(later, now: Date(), policy: policy())
+        guard case .respondLater = machine.decided(success(delay: .milliseconds(50)), for: 3) else {
+            Issue.record("not delayed")
+            return
+        }
+        let first = try #require(machine.dataReceived(data(), on: 1).request)
+        _ = machine.evaluate(first, now: Date(), policy: policy())
+        let answer = try #require(answered(machine.decided(success(goAwayAfter: .shutdown), for: 1)))
+        #expect(answer.goAway == .init(lastStreamID: 3, reason: .shutdown))
+        // So stream 3's delayed answer is still sent, and the client waits for it.
+        #expect(answered(machine.answerDue(3, success()))?.status == 200)
+    }
+
+    /// Issue 36: while the answer that carries the GOAWAY waits (a response delay), later requests
+    /// are processed; the GOAWAY must cover them.
+    @Test func goAwayAfterADelayedAnswerCoversTheStreamsTakenInMeanwhile() throws {
+        var machine = machine()
+        let first = try #require(receive(1, on: &machine))
+        _ = machine.evaluate(first, now: Date(), policy: policy())
+        guard case .respondLater(1, _, let outcome) = machine.decided(success(delay: .milliseconds(50), goAwayAfter: .shutdown), for: 1)
+        else {
+            Issue.record("not delayed")
+            return
+        }
+        let second = try #require(receive(3, on: &machine))
+        _ = machine.evaluate(second, now: Date(), policy: policy())
+        #expect(answered(machine.decided(success(), for: 3))?.status == 200)
+        let answer = try #require(answered(machine.answerDue(1, outcome)))
+        #expect(answer.goAway == .init(lastStreamID: 3, reason: .shutdown))
+    }
+
+    /// After GOAWAY the connection closes only once it owes nothing on the streams it covers: a
+    /// request still arriving, or a delayed answer. Streams withheld on purpose are not waited for.
+    @Test func closingConnectionWaitsForTheAnswersItOwes() throws {
+        var machine = machine()
+        _ = machine.headersReceived(headers(), on: 1)  // Its body comes later.
+        let withheld = try #require(receive(3, on: &machine))
+        _ = machine.evaluate(withheld, now: Date(), policy: policy())
+        #expect(answered(machine.decided(Outcome(action: .neverRespond, apnsID: "ID"), for: 3)) == nil)
+        let delayed = try #require(receive(5, on: &machine))
+        _ = machine.evaluate(delayed, now: Date(), policy: policy())
+        guard case .respondLater(5, _, let outcome) = machine.decided(success(delay: .milliseconds(50)), for: 5) else {
+            Issue.record("not delayed")
+            return
+        }
+        #expect(machine.drainCheck() == .none)  // No GOAWAY yet.
+        #expect(machine.goAwayRequested(reason: .shutdown) == .goAway(.init(lastStreamID: 5, reason: .shutdown)))
+        #expect(machine.drainCheck() == .none)  // Stream 1 is arriving, stream 5's answer is due.
+        let first = try #require(machine.dataReceived(data(), on: 1).request)
+        _ = machine.evaluate(first, now: Date(), policy: policy())
+        #expect(answered(machine.decided(success(), for: 1))?.status == 200)
+        #expect(machine.drainCheck() == .none)
+        #expect(answered(machine.answerDue(5, outcome))?.status == 200)
+        #expect(machine.drainCheck() == .close)
+        #expect(machine.drainCheck() == .none)  // Once.
+    }
+
     @Test func spentErrorBudgetSendsGoAwayWithTheLastReason() throws {
         var machine = machine()
         let budget = APNSEmulatorErrorBudget(errors: 2)

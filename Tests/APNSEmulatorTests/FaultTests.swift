@@ -67,6 +67,32 @@ struct FaultTests {
         }
     }
 
+    /// Issue 36: a client has streams in flight when a GOAWAY leaves; those it opened after the
+    /// last-stream-id are refused, each one a stream error for NIO. With NIO's defaults the 201st
+    /// became a connection error: a second GOAWAY with last-stream-id 0, and the connection closed
+    /// before the request below the first GOAWAY finished arriving, so the client would send it
+    /// again elsewhere. Every stream at or below the GOAWAY must still be answered.
+    @Test("GOAWAY after N streams: streams at or below it are answered however many follow")
+    func goAwayAnswersTheStreamsBelowItDespiteManyRefused() async throws {
+        try await withEmulator { emulator, key in
+            let client = try await TestClient.connect(to: emulator)
+            defer { Task { await client.close() } }
+            let jwt = key.token()
+            #expect(try await client.send(.push(token: tokenA, jwt: jwt)).status == 200)  // Lifts the limit of 1.
+            emulator.goAway(afterStreams: 2)
+            // Stream 3 opens first, its body comes last; stream 5 is the 2nd request: GOAWAY(5).
+            let others = (0..<250).map { _ in TestRequest.push(token: tokenB, jwt: jwt) }
+            let responses = try await client.sendHoldingBody(of: .push(token: tokenA, jwt: jwt), around: others)
+            #expect(responses[0].end == .complete)
+            #expect(responses[0].status == 200)
+            #expect(responses[1].status == 200)
+            #expect(responses.dropFirst(2).allSatisfy { $0.status == nil })
+            #expect(try await client.goAway?.lastStreamID == 5)
+            #expect(emulator.deliveries(to: tokenA).count == 2)
+            #expect(emulator.deliveries(to: tokenB).count == 1)
+        }
+    }
+
     @Test("Delayed answers still arrive")
     func delay() async throws {
         try await withEmulator { emulator, key in

@@ -129,6 +129,26 @@ struct StoreAndForwardTests {
         #expect(record.received.count == 1)
     }
 
+    /// Issue 36: a `beckon serve` on its built-in emulator runs for months; what each device
+    /// received and shows must stay at the newest `deliveryLogLimit`, counted in entries kept.
+    @Test("A device keeps exactly the newest deliveryLogLimit notifications")
+    func deliveryLogIsBounded() async throws {
+        try await withEmulator(configure: { $0.deliveryLogLimit = 5 }) { emulator, key in
+            let client = try await TestClient.connect(to: emulator)
+            defer { Task { await client.close() } }
+            let jwt = key.token()
+            for number in 1...17 {
+                #expect(try await client.send(.push(token: tokenA, jwt: jwt, body: #"{"aps":{"alert":"n\#(number)"}}"#)).status == 200)
+                let kept = emulator.core.state.withLock { ($0.devices[tokenA]!.received.count, $0.devices[tokenA]!.displayed.count) }
+                #expect(kept.0 == min(number, 5) && kept.1 == min(number, 5), "after \(number): \(kept)")
+            }
+            let texts = emulator.deliveries(to: tokenA).map(\.payloadString)
+            #expect(texts == (13...17).map { #"{"aps":{"alert":"n\#($0)"}}"# })
+            #expect(emulator.displayedNotifications(on: tokenA).map(\.payloadString) == texts)
+            #expect(emulator.counters.delivered == 17)
+        }
+    }
+
     @Test("Auto-register makes a device of the topic's app on first use")
     func autoRegister() async throws {
         try await withEmulator { emulator, key in

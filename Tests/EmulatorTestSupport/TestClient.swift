@@ -38,7 +38,14 @@ public final class TestClient: Sendable {
                     let ssl = try NIOSSLClientHandler(context: context, serverHostname: "localhost")
                     let frames = ClientFrameHandler(burst: burst)
                     try channel.pipeline.syncOperations.addHandler(ssl)
-                    try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .client))
+                    // NIO's defences against abusive servers count each REFUSED_STREAM; a test that
+                    // has a few hundred streams refused after a GOAWAY must not trip them.
+                    var stream = NIOHTTP2Handler.StreamConfiguration()
+                    stream.streamResetFrameRateLimit.maximumCount = 100_000
+                    var connection = NIOHTTP2Handler.ConnectionConfiguration()
+                    connection.maximumRecentlyResetStreams = 4_096
+                    try channel.pipeline.syncOperations.addHandler(
+                        NIOHTTP2Handler(mode: .client, connectionConfiguration: connection, streamConfiguration: stream))
                     try channel.pipeline.syncOperations.addHandler(frames)
                     return (channel, NIOLoopBound(frames, eventLoop: channel.eventLoop))
                 }
@@ -62,6 +69,16 @@ public final class TestClient: Sendable {
     public func sendInterleaved(_ requests: [TestRequest]) async throws -> [TestResponse] {
         let handler = self.handler
         let futures = try await channel.eventLoop.submit { handler.value.sendInterleaved(requests) }.get()
+        var responses: [TestResponse] = []
+        for future in futures { responses.append(try await future.get()) }
+        return responses
+    }
+
+    /// Opens `held` first but sends its body only after each of `others`, whole: the server
+    /// completes the others first. Answers in that order, `held`'s first.
+    public func sendHoldingBody(of held: TestRequest, around others: [TestRequest]) async throws -> [TestResponse] {
+        let handler = self.handler
+        let futures = try await channel.eventLoop.submit { handler.value.sendHoldingBody(of: held, around: others) }.get()
         var responses: [TestResponse] = []
         for future in futures { responses.append(try await future.get()) }
         return responses
@@ -165,6 +182,21 @@ public final class ClientFrameHandler: ChannelInboundHandler {
         }
         context.flush()
         return promise.futureResult
+    }
+
+    func sendHoldingBody(of held: TestRequest, around others: [TestRequest]) -> [EventLoopFuture<TestResponse>] {
+        let context = self.context!
+        let heldID = HTTP2StreamID(nextStreamID)
+        nextStreamID += 2
+        let promise = context.eventLoop.makePromise(of: TestResponse.self)
+        pending[heldID] = (promise, TestResponse())
+        let headers = HTTP2Frame.FramePayload.Headers(headers: .init(held.headers), endStream: false)
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: heldID, payload: .headers(headers))), promise: nil)
+        let rest = others.map { send($0) }  // Each flushes; the held body follows them.
+        let buffer = context.channel.allocator.buffer(bytes: held.body)
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: heldID, payload: .data(.init(data: .byteBuffer(buffer), endStream: true)))), promise: nil)
+        context.flush()
+        return [promise.futureResult] + rest
     }
 
     public func sendInterleaved(_ requests: [TestRequest]) -> [EventLoopFuture<TestResponse>] {
