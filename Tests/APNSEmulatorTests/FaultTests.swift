@@ -206,7 +206,8 @@ struct FaultTests {
             defer { Task { await client.close() } }
             #expect(try await client.send(.push(token: tokenA, jwt: jwt)).status == 200)
             emulator.goAwayLiveConnections(reason: .serviceUnavailable)
-            try await client.waitFor("GOAWAY") { $0.goAway != nil }
+            // 15 s: with the whole suite on two cores the event loops can be seconds behind.
+            try await client.waitFor("GOAWAY", timeout: .seconds(15)) { $0.goAway != nil }
             #expect(try await client.goAway?.debug == #"{"reason":"ServiceUnavailable"}"#)
 
             let other = try await TestClient.connect(to: emulator)
