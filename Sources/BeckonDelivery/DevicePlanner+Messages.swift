@@ -20,6 +20,7 @@ extension DevicePlanner {
         if message.kind == .call { return callArrived(message, device: device, now: now, newPushID: newPushID) }
         guard !isConnected, message.kind != .receipt, message.urgency != .low else { return [] }
         guard device.hasRemoteToken, !message.isExpired(at: now) else { return [] }
+        unseen.add([message.id], limit: policy.maximumIDsPerPush)
         let factory = NotificationFactory(policy: policy, device: device, now: now)
         if message.urgency == .high {
             return sendAlert(

@@ -88,15 +88,15 @@ extension DevicePlanner {
         guard !live.isEmpty else { return [] }
         let id = newPushID()
         guard
-            let notification = factory.messageAlert(
-                id: id, reason: reason, messages: Array(live), badge: badge, contentAvailable: contentAvailable,
-                withSound: withSound
+            let (notification, named) = factory.messageAlert(
+                id: id, reason: reason, messages: Array(live), unseen: unseen, badge: badge,
+                contentAvailable: contentAvailable, withSound: withSound
             )
         else { return [] }
         return [
             plan(
                 .alert(notification), id: id, token: .remote, reason: reason, strategy: factory.strategy,
-                messageIDs: live.map(\.id), now: factory.now
+                messageIDs: named, now: factory.now
             )
         ]
     }

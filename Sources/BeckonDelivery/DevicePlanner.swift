@@ -33,10 +33,12 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
     var mayShowNotifications = false
     /// When the last clear-all push was planned (at most one per `policy.clearAllInterval`).
     var lastClearAllAt: Date?
+    /// What the device has not seen since its last session: every message alert names it (rule 11).
+    var unseen = UnseenMessages()
 
     private enum CodingKeys: String, CodingKey {
         case isConnected, isUnreachable, unreadCount, throttle, watch, owed, repush, calls, measured
-        case mayShowNotifications, lastClearAllAt
+        case mayShowNotifications, lastClearAllAt, unseen
     }
 
     public init(policy: DeliveryPolicy = DeliveryPolicy()) {
@@ -58,6 +60,7 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
         measured = try c.decode([MeasuredPush].self, forKey: .measured)
         mayShowNotifications = try c.decodeIfPresent(Bool.self, forKey: .mayShowNotifications) ?? false
         lastClearAllAt = try c.decodeIfPresent(Date.self, forKey: .lastClearAllAt)
+        unseen = try c.decodeIfPresent(UnseenMessages.self, forKey: .unseen) ?? UnseenMessages()
     }
 
     /// When the driver must call `deadlineReached`: the end of a reconnect window, the next ring
@@ -113,6 +116,8 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
         isConnected = true
         watch = nil
         repush = nil
+        // Either role syncs everything after the cursor, and shows what it syncs (rule 11).
+        unseen = UnseenMessages()
         if role == .app {
             owed = nil
             if !woken { mayShowNotifications = false }
@@ -131,6 +136,7 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
     /// `beckon simulate read-elsewhere`).
     public mutating func disconnected(now: Date, unackedMessageIDs: [String], clean: Bool) -> [PlannerAction] {
         isConnected = false
+        unseen.add(unackedMessageIDs, limit: policy.maximumIDsPerPush)
         guard !unackedMessageIDs.isEmpty else {
             repush = nil
             return []
@@ -151,6 +157,7 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
     public mutating func acknowledged(remainingUnackedIDs: [String], now: Date) -> [PlannerAction] {
         guard var repush else { return [] }
         let remaining = Set(remainingUnackedIDs)
+        unseen.forget(Set(repush.messageIDs.filter { !remaining.contains($0) }))
         repush.messageIDs.removeAll { !remaining.contains($0) }
         self.repush = repush.messageIDs.isEmpty ? nil : repush
         return []
@@ -164,11 +171,12 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
         return []
     }
 
-    /// Drops messages from pending wakes, escalations, owed pushes and re-pushes: the user has
+    /// Drops messages from pending wakes, escalations, owed pushes, re-pushes and the unseen: the user has
     /// them (read elsewhere, or shown by the extension), so announcing them again would be wrong.
     mutating func forgetPending(_ ids: Set<String>) {
         watch?.messages.removeAll { ids.contains($0.id) }
         owed?.forget(ids)
+        unseen.forget(ids)
         if var repush {
             repush.messageIDs.removeAll { ids.contains($0) }
             self.repush = repush.messageIDs.isEmpty ? nil : repush

@@ -61,35 +61,57 @@ struct NotificationFactory {
     ///   message id when it is read elsewhere (rule 7).
     /// - Expiration: `alertTimeToLive`, never past the message's own expiry (rule 2).
     /// - `contentAvailable`: escalation alerts still wake the app (rule 4).
+    /// - `ids` also names the device's `unseen` messages (rule 11), oldest dropped first when they
+    ///   do not fit, with `unseen` = how many there are when not all are named.
     func messageAlert(
-        id: UUID, reason: PushReason, messages: [PlannedMessage], badge: Int?, contentAvailable: Bool,
-        withSound: Bool
-    ) -> APNSAlertNotification? {
+        id: UUID, reason: PushReason, messages: [PlannedMessage], unseen: UnseenMessages, badge: Int?,
+        contentAvailable: Bool, withSound: Bool
+    ) -> (notification: APNSAlertNotification, named: [String])? {
         let live = messages.filter { !$0.isExpired(at: now) }
         guard let newest = live.last else { return nil }
         // Several messages in one alert: only generic text describes them all.
         let presentation = present(
             hints: live.count == 1 ? newest.hints : nil, messageID: newest.id, genericKey: policy.messageLocKey
         )
-        let beckon = BeckonPushPayload(reason: reason, ids: live.map(\.id), sealed: presentation.sealed)
+        let own = live.map(\.id)
+        var earlier = namesUnseen ? unseen.ids.filter { !own.contains($0) } : []
+        earlier = Array(earlier.suffix(max(0, policy.maximumIDsPerPush - own.count)))
+        let total = namesUnseen ? max(unseen.count, unseen.ids.count) + own.filter { !unseen.ids.contains($0) }.count : own.count
         let expiries = live.map(\.expiresAt)
         let cap = expiries.contains(nil) ? nil : expiries.compactMap { $0 }.max()
-        return APNSAlertNotification(
-            alert: presentation.alert,
-            badge: newest.extras.map(\.badge) ?? badge,
-            sound: withSound ? sound(newest.hints) : nil,
-            threadID: newest.hints?.threadID,
-            category: newest.hints?.category,
-            contentAvailable: contentAvailable,
-            mutableContent: presentation.mutableContent,
-            custom: newest.extras?.merged(into: beckon.custom) ?? beckon.custom,
-            priority: .immediately,
-            expiration: expiration(timeToLive: policy.alertTimeToLive, cap: cap),
-            collapseID: newest.id,
-            apnsID: id,
-            allowsTruncation: presentation.truncatable
-        )
+        func alert(naming earlier: [String]) -> APNSAlertNotification {
+            var beckon = BeckonPushPayload(reason: reason, ids: earlier + own, sealed: presentation.sealed)
+            if total > beckon.ids.count { beckon.unseen = total }
+            return APNSAlertNotification(
+                alert: presentation.alert,
+                badge: newest.extras.map(\.badge) ?? badge,
+                sound: withSound ? sound(newest.hints) : nil,
+                threadID: newest.hints?.threadID,
+                category: newest.hints?.category,
+                contentAvailable: contentAvailable,
+                mutableContent: presentation.mutableContent,
+                custom: newest.extras?.merged(into: beckon.custom) ?? beckon.custom,
+                priority: .immediately,
+                expiration: expiration(timeToLive: policy.alertTimeToLive, cap: cap),
+                collapseID: newest.id,
+                apnsID: id,
+                allowsTruncation: presentation.truncatable
+            )
+        }
+        // Names the text cannot give up go first (apns.md A.5: 4096 bytes; sealed text is never
+        // cut, and plain text is cut only when nothing else is left to drop).
+        var notification = alert(naming: earlier)
+        while !earlier.isEmpty, notification.encodedPayload().count > APNSAlertNotification.pushType.maximumPayloadSize {
+            earlier.removeFirst(max(1, earlier.count / 4))
+            notification = alert(naming: earlier)
+        }
+        return (notification, earlier + own)
     }
+
+    /// Whether alerts name the unseen messages (rule 11): when something on the device can show
+    /// them (an extension), or the alert wakes the app (`wake`). A `content` alert without an
+    /// extension shows its own text and nothing else, so it names only its own messages.
+    private var namesUnseen: Bool { strategy != .content || hasExtension }
 
     // MARK: Calls
 

@@ -11,11 +11,13 @@ import BeckonJSON
 ///   "badge":  3,                // the unread count, on background pushes (no aps.badge there)
 ///   "call":   "c1",             // the call id (= the call message's id) on call pushes
 ///   "hints":  {"title": ...},   // VoIP only: what CallKit shows, since it cannot wait to fetch
-///   "sealed": "base64"          // SealedContent sealed for this device (content strategy)
+///   "sealed": "base64",         // SealedContent sealed for this device (content strategy)
+///   "unseen": 31                // alerts: how many unseen messages it stands for, when more than `ids` (rule 11)
 /// }
 /// ```
 ///
-/// `ids` and `clear` hold at most the policy's `maximumIDsPerPush` newest ids: a background push
+/// An alert's `ids` name every message the device has not seen, oldest first, the one it is for
+/// last (rule 11). `ids` and `clear` hold at most the policy's `maximumIDsPerPush` newest ids: a background push
 /// cannot be truncated, and the ids are hints — the app syncs everything after its cursor, and
 /// reconciles read state, whenever it connects. The server writes it, the client SDK reads it.
 public struct BeckonPushPayload: Hashable, Sendable {
@@ -29,6 +31,9 @@ public struct BeckonPushPayload: Hashable, Sendable {
     public var callID: String?
     public var hints: NotificationHints?
     public var sealed: String?
+    /// How many unseen messages an alert stands for, when `ids` could not name them all
+    /// (rule 11): the app says "and N more" and syncs the rest.
+    public var unseen: Int?
 
     public init(
         reason: PushReason, ids: [String] = [], clear: [String] = [], badge: Int? = nil, callID: String? = nil,
@@ -52,6 +57,7 @@ public struct BeckonPushPayload: Hashable, Sendable {
         if let callID { object["call"] = .string(callID) }
         if let hints { object["hints"] = hints.json }
         if let sealed { object["sealed"] = .string(sealed) }
+        if let unseen { object["unseen"] = .int(unseen) }
         return .object(object)
     }
 
@@ -70,5 +76,6 @@ public struct BeckonPushPayload: Hashable, Sendable {
             reason: reason, ids: strings("ids"), clear: strings("clear"), badge: object["badge"]?.intValue,
             callID: object["call"]?.stringValue, hints: object["hints"].flatMap(NotificationHints.init(json:)),
             sealed: object["sealed"]?.stringValue)
+        unseen = object["unseen"]?.intValue
     }
 }

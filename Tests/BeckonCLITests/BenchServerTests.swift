@@ -27,14 +27,14 @@ import Testing
         ]
 
         // Posters each take a share of the count: 300 over 7 posters does not divide evenly.
-        let accept = try CLIHarness.beckonProcess(bench + ["--mode", "accept", "--count", "300", "--concurrency", "7", "--users", "5"])
+        let accept = try await CLIHarness.beckonProcess(bench + ["--mode", "accept", "--count", "300", "--concurrency", "7", "--users", "5"])
         #expect(accept.exitCode == 0, "\(accept.errors)")
         #expect(accept.output.contains("accepted (2xx): 300,"), "\(accept.output)")
         #expect(accept.output.contains("non-2xx answers: 0, failures without an answer: 0"), "\(accept.output)")
 
         // Open loop at 150 messages/s for 2 s: every post is answered and its frame reaches a
         // session, which acks it.
-        let latency = try CLIHarness.beckonProcess(
+        let latency = try await CLIHarness.beckonProcess(
             bench + ["--mode", "latency", "--devices", "4", "--rate", "150", "--seconds", "2", "--posters", "3"])
         #expect(latency.exitCode == 0, "\(latency.errors)")
         #expect(latency.output.contains("accepted (2xx): 300, non-2xx: 0, failures: 0"), "\(latency.output)")
@@ -44,7 +44,7 @@ import Testing
         // a push for every accepted message. 60 devices run out well within the 10 s (a loaded
         // machine took 1.2 s), and the round ends once each has had one (the development app
         // wakes in the background, and would coalesce a device's second push into its first).
-        let pushes = try CLIHarness.beckonProcess(
+        let pushes = try await CLIHarness.beckonProcess(
             bench + ["--mode", "pushes", "--devices", "60", "--connections", "3", "--seconds", "10",
                      "--emulator-control", try #require(credentials["emulatorControl"] as? String)])
         #expect(pushes.exitCode == 0, "\(pushes.errors)")

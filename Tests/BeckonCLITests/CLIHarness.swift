@@ -49,19 +49,28 @@ struct CLIHarness {
     }
 
     /// `beckon push` with the connection and auth flags filled in.
-    func push(_ arguments: [String], topic: String = CLIHarness.bundleID, keyFile: String? = nil) throws -> Result {
-        try beckon(
+    func push(_ arguments: [String], topic: String = CLIHarness.bundleID, keyFile: String? = nil) async throws -> Result {
+        try await beckon(
             ["push", "--host", "127.0.0.1", "--port", String(emulator.port), "--ca-file", caFile,
              "--team-id", Self.teamID, "--key-id", Self.keyID, "--key-file", keyFile ?? self.keyFile,
              "--topic", topic] + arguments)
     }
 
-    func beckon(_ arguments: [String]) throws -> Result {
-        try Self.beckonProcess(arguments)
+    func beckon(_ arguments: [String]) async throws -> Result {
+        try await Self.beckonProcess(arguments)
     }
 
     /// Runs `beckon` with these arguments to its end.
-    static func beckonProcess(_ arguments: [String]) throws -> Result {
+    /// On a thread of its own: waiting for a child on the test's thread would hold one of the
+    /// cooperative pool's threads (two, on two cores) and stall every other test with it — the
+    /// suite's sockets then time out by the dozen.
+    static func beckonProcess(_ arguments: [String]) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Swift.Result { try runToEnd(arguments) }) }.start()
+        }
+    }
+
+    private static func runToEnd(_ arguments: [String]) throws -> Result {
         let output = Pipe()
         let errors = Pipe()
         let process = try ChildProcess(

@@ -22,7 +22,7 @@ import Testing
             ]
             for (type, flags) in types {
                 let token = CLIHarness.newToken()
-                let result = try harness.push(["--type", type, "--token", token] + flags)
+                let result = try await harness.push(["--type", type, "--token", token] + flags)
                 #expect(result.exitCode == 0, "\(type): \(result.output) \(result.errors)")
                 let line = try #require(result.lines.first)
                 #expect(line["status"] as? Int == 200, "\(type)")
@@ -31,7 +31,7 @@ import Testing
                 #expect(harness.emulator.deliveries(to: token).count == 1, "\(type)")
             }
             // MDM: the topic is the certificate's, given as --topic.
-            let mdm = try harness.push(["--type", "mdm", "--token", CLIHarness.newToken(), "--payload", #"{"mdm":"magic"}"#], topic: "com.apple.mgmt.External.1")
+            let mdm = try await harness.push(["--type", "mdm", "--token", CLIHarness.newToken(), "--payload", #"{"mdm":"magic"}"#], topic: "com.apple.mgmt.External.1")
             #expect(mdm.exitCode == 0, "\(mdm.output) \(mdm.errors)")
         }
     }
@@ -41,7 +41,7 @@ import Testing
             let tokens = (0..<50).map { _ in CLIHarness.newToken() }
             let file = harness.directory.appendingPathComponent("tokens.txt")
             try tokens.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
-            let result = try harness.push(["--tokens-file", file.path, "--body", "hello", "--connections", "2"])
+            let result = try await harness.push(["--tokens-file", file.path, "--body", "hello", "--connections", "2"])
             #expect(result.exitCode == 0)
             #expect(Set(result.lines.compactMap { $0["token"] as? String }) == Set(tokens))
         }
@@ -50,9 +50,9 @@ import Testing
     @Test func unregisteredTokenPrints410WithTimestampAndExitsNonZero() async throws {
         try await CLIHarness.run { harness in
             let token = CLIHarness.newToken()
-            #expect(try harness.push(["--token", token, "--body", "first"]).exitCode == 0)
+            #expect(try await harness.push(["--token", token, "--body", "first"]).exitCode == 0)
             try harness.emulator.unregisterDevice(token: token)
-            let result = try harness.push(["--token", token, "--body", "second"])
+            let result = try await harness.push(["--token", token, "--body", "second"])
             #expect(result.exitCode == 1)
             let line = try #require(result.lines.first)
             #expect(line["status"] as? Int == 410)
@@ -65,8 +65,8 @@ import Testing
         try await CLIHarness.run { harness in
             // 400: an app token used for a VoIP push.
             let appToken = CLIHarness.newToken()
-            _ = try harness.push(["--token", appToken, "--body", "x"])
-            let wrongTopic = try harness.push(["--type", "voip", "--token", appToken])
+            _ = try await harness.push(["--token", appToken, "--body", "x"])
+            let wrongTopic = try await harness.push(["--type", "voip", "--token", appToken])
             #expect(wrongTopic.exitCode == 1)
             #expect(wrongTopic.lines.first?["status"] as? Int == 400)
             #expect(wrongTopic.lines.first?["reason"] as? String == "DeviceTokenNotForTopic")
@@ -74,7 +74,7 @@ import Testing
             // 403: a key the emulator does not know.
             let otherKey = harness.directory.appendingPathComponent("other.p8")
             try P256.Signing.PrivateKey().pemRepresentation.write(to: otherKey, atomically: true, encoding: .utf8)
-            let forbidden = try harness.push(["--token", CLIHarness.newToken(), "--body", "x"], keyFile: otherKey.path)
+            let forbidden = try await harness.push(["--token", CLIHarness.newToken(), "--body", "x"], keyFile: otherKey.path)
             #expect(forbidden.exitCode == 1)
             #expect(forbidden.lines.first?["status"] as? Int == 403)
             #expect(forbidden.lines.first?["reason"] as? String == "InvalidProviderToken")
@@ -82,7 +82,7 @@ import Testing
             // 413: Beckon refuses oversize payloads before sending, so the emulator is told to answer it.
             let token = CLIHarness.newToken()
             harness.emulator.respond(with: .payloadTooLarge, deviceToken: token)
-            let tooLarge = try harness.push(["--token", token, "--body", "x"])
+            let tooLarge = try await harness.push(["--token", token, "--body", "x"])
             #expect(tooLarge.exitCode == 1)
             #expect(tooLarge.lines.first?["status"] as? Int == 413)
             #expect(tooLarge.lines.first?["reason"] as? String == "PayloadTooLarge")
@@ -91,14 +91,14 @@ import Testing
 
     @Test func flagsThatBreakApplesRulesAreRefusedBeforeSending() async throws {
         try await CLIHarness.run { harness in
-            let background = try harness.push(["--type", "background", "--priority", "10", "--token", CLIHarness.newToken()])
+            let background = try await harness.push(["--type", "background", "--priority", "10", "--token", CLIHarness.newToken()])
             #expect(background.exitCode != 0 && background.exitCode != 1)
             #expect(background.errors.contains("priority 5"))
-            let oversize = try harness.push(["--token", CLIHarness.newToken(), "--body", String(repeating: "a", count: 5000)])
+            let oversize = try await harness.push(["--token", CLIHarness.newToken(), "--body", String(repeating: "a", count: 5000)])
             #expect(oversize.errors.contains("4096"))
-            let truncated = try harness.push(["--token", CLIHarness.newToken(), "--body", String(repeating: "a", count: 5000), "--truncate"])
+            let truncated = try await harness.push(["--token", CLIHarness.newToken(), "--body", String(repeating: "a", count: 5000), "--truncate"])
             #expect(truncated.exitCode == 0)
-            let badToken = try harness.push(["--token", "xyz"])
+            let badToken = try await harness.push(["--token", "xyz"])
             #expect(badToken.errors.contains("hex"))
             #expect(harness.emulator.counters.requests == 1)  // Only the truncated one was sent.
         }
@@ -106,7 +106,7 @@ import Testing
 
     @Test func jwtCommandPrintsAVerifiableToken() async throws {
         try await CLIHarness.run { harness in
-            let result = try harness.beckon(["jwt", "--team-id", CLIHarness.teamID, "--key-id", CLIHarness.keyID, "--key-file", harness.keyFile])
+            let result = try await harness.beckon(["jwt", "--team-id", CLIHarness.teamID, "--key-id", CLIHarness.keyID, "--key-file", harness.keyFile])
             #expect(result.exitCode == 0)
             let parts = result.output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".")
             #expect(parts.count == 3)

@@ -75,14 +75,14 @@ import Glibc
         let deadline = ContinuousClock.now + .seconds(60)
         var last: CLIHarness.Result?
         while ContinuousClock.now < deadline, server.process.isRunning {
-            let tried = try CLIHarness.beckonProcess(["try", "--credentials", server.credentials])
+            let tried = try await CLIHarness.beckonProcess(["try", "--credentials", server.credentials])
             last = tried
             if tried.exitCode == 0 { break }
             try await Task.sleep(for: .milliseconds(200))
         }
         #expect(last?.exitCode == 0, "\(last?.errors ?? "")")
         #expect(server.process.isRunning, "beckon serve ended: \(String(describing: server.process.waitUntilExit()))")
-        let again = try CLIHarness.beckonProcess(["try", "--credentials", server.credentials, "--user", "second"])
+        let again = try await CLIHarness.beckonProcess(["try", "--credentials", server.credentials, "--user", "second"])
         #expect(again.exitCode == 0, "\(again.errors)")
         #expect(again.output.contains("\"apns-push-type\""))
         #expect(server.process.isRunning)

@@ -50,7 +50,10 @@ import Testing
             let opened = ContinuousClock.now
             let slow = try await RawConnection.open(port: server.port)
             var closed = false
-            for byte in "GET /health HTTP/1.1\r\nHost: test\r\nX-Slow: ".utf8 {
+            // Trickles for up to 30 s (a header value that never ends): on a loaded machine the
+            // server's timer can fire seconds late, after a short head would have been complete.
+            let head = Array("GET /health HTTP/1.1\r\nHost: test\r\nX-Slow: ".utf8) + Array(repeating: UInt8(ascii: "a"), count: 300)
+            for byte in head where ContinuousClock.now - opened < .seconds(30) {
                 // A byte every 100 ms: a read-idle timer of a second would never fire.
                 guard slow.channel.isActive, (try? await slow.channel.writeAndFlush(ByteBuffer(bytes: [byte])).get()) != nil
                 else {

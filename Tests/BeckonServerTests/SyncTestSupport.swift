@@ -184,7 +184,9 @@ final class SyncTestClient: Sendable {
             }
         }
         let client = SyncTestClient(task: task, inbox: inbox)
-        let deadline = ContinuousClock.now + .seconds(5)
+        // 30 s: with the whole suite on two cores a WebSocket connect has been seen to take more
+        // than 5 s, several sessions at once (the upgrade's answer waiting for a loaded event loop).
+        let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             if await inbox.outbound != nil { return client }
             if await inbox.ended { throw await inbox.failure ?? FixtureError.unexpected("connection ended") }

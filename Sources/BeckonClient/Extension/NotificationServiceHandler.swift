@@ -27,11 +27,14 @@ public final class NotificationServiceHandler: Sendable {
         /// For the `filtering` strategy: sync (role `extension`) for at most this long before
         /// deciding, instead of fetching by id. Needs `sync` in the handler.
         public var syncDeadline: Duration
+        /// The last line of a notification that stands for several messages, for those it cannot
+        /// list (`%d` = how many); give your localized text (rule 11).
+        public var moreFormat: String
 
         public init(
             budget: ExtensionBudget = ExtensionBudget(), sealKey: Data? = nil, canSuppress: Bool = false,
             leaseWait: Duration = .seconds(2), genericLocKey: String = NotificationPresenter.genericLocKey,
-            syncDeadline: Duration = .seconds(15)
+            syncDeadline: Duration = .seconds(15), moreFormat: String = "and %d more"
         ) {
             self.budget = budget
             self.sealKey = sealKey
@@ -39,6 +42,7 @@ public final class NotificationServiceHandler: Sendable {
             self.leaseWait = leaseWait
             self.genericLocKey = genericLocKey
             self.syncDeadline = syncDeadline
+            self.moreFormat = moreFormat
         }
     }
 
@@ -135,67 +139,93 @@ public final class NotificationServiceHandler: Sendable {
         if let sync, let store {
             _ = await sharedSync(sync)
             if configuration.canSuppress, alreadyHandled(beckon.ids) { return .suppressed }
-            if let stored = try? store.message(id: newest),
-                let text = renderer?(DisplayableMessage(id: stored.id, kind: stored.kind, payload: stored.payloadJSON)),
-                text.hasText
-            {
-                let rewritten = fallback.replacingText(with: text)
-                run.improve(rewritten)
-                await record(notification, ids: beckon.ids, fetched: [])
-                return .rewritten(rewritten)
+            func storedText(_ id: String) -> NotificationContent? {
+                guard let stored = try? store.message(id: id) else { return nil }
+                return renderer?(DisplayableMessage(id: stored.id, kind: stored.kind, payload: stored.payloadJSON))
+            }
+            if let text = storedText(newest), text.hasText {
+                var texts = [newest: text]
+                for id in beckon.ids where id != newest { texts[id] = storedText(id) }
+                return await rewrite(notification, beckon, fallback, texts: texts, fetched: [], run: run)
             }
         }
 
         // Sealed content needs no fetch (rule 1: it came sealed for this device).
+        var texts: [String: NotificationContent] = [:]
         if let sealed = beckon.sealed, let key = configuration.sealKey,
             let content = try? ContentSeal.open(sealed, key: key), beckon.ids.contains(content.messageID)
         {
-            let rewritten = fallback.replacingText(with: NotificationContent(sealed: content))
-            if rewritten.hasText {
-                await record(notification, ids: beckon.ids, fetched: [])
-                return .rewritten(rewritten)
-            }
+            let opened = fallback.replacingText(with: NotificationContent(sealed: content))
+            if opened.hasText { texts[newest] = opened }
         }
 
-        // Fetch only what the push names, newest first, one at a time, within the budget: each
-        // answer is rendered (the newest) and reduced to the bytes to keep before the next is
-        // loaded, so one parse at a time is ever in memory (ExtensionBudget.answerFootprint).
+        // Fetch only what the push names and nothing shows yet, newest first, one at a time,
+        // within the budget: each answer is rendered and reduced to the bytes to keep before the
+        // next is loaded, so one parse at a time is ever in memory (ExtensionBudget.answerFootprint).
         let budget = configuration.budget
         var kept: [FetchedMessage] = []
-        var text: NotificationContent?
         var failure: NotificationServiceOutcome.FallbackReason?
-        for id in beckon.ids.reversed().prefix(budget.maximumFetches) {
+        let wanted = beckon.ids.reversed().filter { $0 == newest ? texts[newest] == nil : !handledElsewhere($0) }
+        for id in wanted.prefix(budget.maximumFetches) {
             if Task.isCancelled { return .fallback(fallback, .deadline) }
             // Runs overlap in one process (iOS reuses it): each reserves an answer's peak, so two
             // cannot both count on the same free memory.
             guard reserveAnswer(budget) else {
-                failure = failure ?? .lowMemory
+                        failure = failure ?? .lowMemory
                 break
             }
             defer { reservedBytes.withLock { $0 -= budget.answerPeakBytes } }
             do {
                 let message = try await fetcher.fetch(messageID: id, byteLimit: budget.messageBytes)
-                if id == newest { text = self.text(for: message) }
+                texts[id] = self.text(for: message)
                 kept.append(message.compacted())
             } catch .tooLarge {
-                failure = failure ?? (id == newest ? .tooLarge : nil)
+                        failure = failure ?? (id == newest ? .tooLarge : nil)
             } catch {
                 failure = failure ?? (id == newest ? .fetchFailed : nil)
             }
         }
-        guard kept.contains(where: { $0.id == newest }) else {
+        guard texts[newest] != nil || kept.contains(where: { $0.id == newest }) else {
             await record(notification, ids: beckon.ids, fetched: kept)
             return .fallback(fallback, failure ?? .fetchFailed)
         }
-        guard let text, text.hasText else {
+        guard texts[newest]?.hasText == true else {
             await record(notification, ids: beckon.ids, fetched: kept)
             return .fallback(fallback, .nothingToShow)
         }
-        let rewritten = fallback.replacingText(with: text)
+        return await rewrite(notification, beckon, fallback, texts: texts, fetched: kept, run: run)
+    }
+
+    /// The notification for the newest message, standing also for every other the push names
+    /// that nothing shows yet (rule 11): a summary of their text, with the count of those it
+    /// could not read. Its `beckon.ids` become the messages it shows, so a tap, a read elsewhere
+    /// and the ledger name exactly those.
+    private func rewrite(
+        _ notification: IncomingNotification, _ beckon: BeckonPushPayload, _ fallback: NotificationContent,
+        texts: [String: NotificationContent], fetched: [FetchedMessage], run: NotificationServiceRun
+    ) async -> NotificationServiceOutcome {
+        guard let newest = beckon.ids.last, let newestText = texts[newest] else { return .fallback(fallback, .fetchFailed) }
+        let others = beckon.ids.dropLast().filter { !handledElsewhere($0) }
+        let shown = others.filter { texts[$0]?.hasText == true }
+        let unread = max(beckon.unseen ?? 0, beckon.ids.count) - beckon.ids.count
+        let summary = NotificationContent.summary(
+            newest: newestText, earlier: shown.compactMap { texts[$0] }, more: others.count - shown.count + unread,
+            moreFormat: configuration.moreFormat)
+        var rewritten = fallback.replacingText(with: summary)
+        var standsFor = beckon
+        standsFor.ids = shown + [newest]
+        standsFor.unseen = nil
+        rewritten.userInfo[BeckonPushPayload.key] = standsFor.json
         // iOS's expiry during the ledger write below delivers this, not the fallback.
         run.improve(rewritten)
-        await record(notification, ids: beckon.ids, fetched: kept)
+        await record(notification, ids: standsFor.ids, fetched: fetched)
         return .rewritten(rewritten)
+    }
+
+    /// Read in the store, or shown by a notification already.
+    private func handledElsewhere(_ id: String) -> Bool {
+        guard let store else { return false }
+        return ((try? store.message(id: id))??.isRead ?? false) || ((try? store.ledgerEntry(messageID: id)) ?? nil) != nil
     }
 
     /// Reserves an answer's peak if the memory left, less what other runs reserved, holds it and
@@ -217,10 +247,8 @@ public final class NotificationServiceHandler: Sendable {
 
     /// Every id read in the store, or already notified.
     private func alreadyHandled(_ ids: [String]) -> Bool {
-        guard let store, !ids.isEmpty else { return false }
-        return ids.allSatisfy { id in
-            ((try? store.message(id: id))??.isRead ?? false) || ((try? store.ledgerEntry(messageID: id)) ?? nil) != nil
-        }
+        guard store != nil, !ids.isEmpty else { return false }
+        return ids.allSatisfy(handledElsewhere)
     }
 
     /// iOS may call `didReceive` for several pushes at once in one extension process

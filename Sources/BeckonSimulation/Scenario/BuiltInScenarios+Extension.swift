@@ -84,6 +84,28 @@ extension BuiltInScenarios {
             .stored(device: "phone", messages: ["m1", "m2", "m3"]),
         ])
 
+    /// Rule 11 for the service extension: the phone was offline and got only the newest of three
+    /// alerts (apns.md E.1); that alert names all three, and the one notification the extension
+    /// shows lists each of them. Without it the user saw "Third" alone.
+    static let extensionOffline = Scenario(
+        name: "extension-offline",
+        summary: "Offline for four minutes, three messages: APNs delivers the newest alert only; it names all three and the extension's notification lists each.",
+        strategy: .serviceExtension,
+        devices: [ScenarioDevice("phone", user: "alice", app: AppTraits(serviceExtension: true))],
+        steps: [
+            .user("phone", .launch, at: 1), .user("phone", .home, at: 5),
+            .user("phone", .goOffline, at: 10),
+            .post("m1", to: ["alice"], text: "First", at: 20),
+            .post("m2", to: ["alice"], text: "Second", at: 40),
+            .post("m3", to: ["alice"], text: "Third", at: 60),
+            .user("phone", .goOnline, at: 250),
+        ],
+        duration: 300,
+        checks: [
+            .count("phone", "push-discarded", ["why": "replaced"], min: 2),
+            .notified(device: "phone", messages: ["m1", "m2", "m3"]),
+        ])
+
     /// Seed 003's shared store: the extension syncs (role `extension`) when the user opens the
     /// app; the app's session preempts it, the extension lets the lease go, nothing is lost or
     /// shown twice.

@@ -9,7 +9,7 @@ public enum BuiltInScenarios {
         [
             foreground, backgroundWake, killed, reboot, offline, throttled, tapCases, serviceExtension, voipCall,
             voipNotReported, readElsewhere, sharedStore, filtering, repush, sceneForeground, completionThenSuspend,
-            lockedRebootCall, callDuringWake, filteringOffline,
+            lockedRebootCall, callDuringWake, filteringOffline, extensionOffline,
         ]
     }
 

@@ -51,8 +51,13 @@ public struct DevicePush: Hashable, Sendable {
         return aps.count == 1 && badge == 0 ? PushReason.clearAll.rawValue : nil
     }
 
-    /// The messages a notification of this push stands for.
-    public var messageIDs: [String] { beckon?.ids ?? [] }
+    /// The messages a notification of this push stands for: its `beckon.ids`, or those of the
+    /// `userInfo` the extension rewrote (rule 11).
+    public var messageIDs: [String] {
+        get { rewrittenMessageIDs ?? beckon?.ids ?? [] }
+        set { rewrittenMessageIDs = newValue }
+    }
+    private var rewrittenMessageIDs: [String]?
 
     /// What the notification says, as a person would read it on the lock screen.
     public var text: String { Self.text(ofAlert: aps["alert"]) }

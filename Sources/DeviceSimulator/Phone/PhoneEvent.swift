@@ -74,8 +74,9 @@ public enum UserAction: Hashable, Sendable {
 
 /// How the extension's run ended.
 public enum ExtensionResult: Hashable, Sendable {
-    /// It handed over content to show.
-    case content(text: String, outcome: String)
+    /// It handed over content to show; `messages` are those its `beckon.ids` name when it
+    /// rewrote them (a notification standing for several, rule 11), nil for the push's own.
+    case content(text: String, outcome: String, messages: [String]? = nil)
     /// It handed over empty content: suppress, if the app may (apns.md E.4).
     case suppressed
     /// It could not start or crashed: iOS shows the push's own content.

@@ -114,9 +114,11 @@ extension SimulatedPhone {
         // Too late: iOS already showed the original at the deadline.
         guard let (push, _) = extensions.removeValue(forKey: id) else { return }
         switch result {
-        case .content(let text, let outcome):
+        case .content(let text, let outcome, let messages):
             actions.append(.record(.extensionFinished(push: id, outcome: outcome)))
-            present(push, text: text, &actions)
+            var shown = push
+            if let messages { shown.messageIDs = messages }
+            present(shown, text: text, &actions)
         case .suppressed:
             // Only with the filtering entitlement and push type alert (apns.md E.4).
             if traits.filtering && push.type == "alert" {

@@ -75,7 +75,9 @@ final class ExtensionHost: Sendable {
         let run = handler.receive(IncomingNotification(identifier: push.identifier, payload: push.payload)) { outcome in
             switch outcome {
             case .suppressed: finished(.suppressed)
-            case .rewritten(let content): finished(.content(text: content.displayText, outcome: "rewritten"))
+            case .rewritten(let content):
+                let named = BeckonPushPayload(payload: .object(content.userInfo))?.ids
+                finished(.content(text: content.displayText, outcome: "rewritten", messages: named))
             case .fallback(let content, let reason): finished(.content(text: content.displayText, outcome: "fallback-\(reason)"))
             }
         }

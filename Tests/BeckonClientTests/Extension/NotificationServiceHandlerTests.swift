@@ -37,12 +37,43 @@ import Testing
         #expect(fetcher.requested == ["m1"])
     }
 
-    @Test func aPushNamingManyFetchesTheNewestFewAndShowsTheNewest() async throws {
+    /// Rule 11: the push APNs kept for a phone that was offline names every message it missed;
+    /// the notification lists each one it could read, oldest first, and counts the rest.
+    @Test func aPushNamingManyListsTheNewestFewAndCountsTheRest() async throws {
         let fetcher = FakeMessageFetcher()
         for id in ["m1", "m2", "m3", "m4", "m5"] { fetcher.answer(id, body: "text \(id)") }
         let outcome = await handler(fetcher).handle(Self.push(ids: ["m1", "m2", "m3", "m4", "m5"]))
         #expect(fetcher.requested == ["m5", "m4", "m3"], "ExtensionBudget.maximumFetches")
-        #expect(outcome.content?.body == "text m5")
+        #expect(outcome.content?.body == "text m3\ntext m4\ntext m5\nand 2 more")
+        #expect(outcome.content?.userInfo["beckon"]?["ids"] == ["m3", "m4", "m5"], "it stands for what it shows")
+    }
+
+    @Test func aSummaryNamesEachSenderAndTheServersCountOfWhatDidNotFit() async throws {
+        let fetcher = FakeMessageFetcher()
+        fetcher.answer("m1", title: "Anna", body: "Lunch?")
+        fetcher.answer("m2", title: "Bob", body: "Running late")
+        var push = Self.push(ids: ["m1", "m2"])
+        push.payload = ["aps": ["alert": ["loc-key": "BECKON_NEW_MESSAGE"], "mutable-content": 1],
+                        "beckon": ["reason": "unreachable-alert", "ids": ["m1", "m2"], "unseen": 5]]
+        let outcome = await handler(fetcher, configure: { $0.moreFormat = "+%d" }).handle(push)
+        #expect(outcome.content?.title == nil)
+        #expect(outcome.content?.body == "Anna: Lunch?\nBob: Running late\n+3")
+    }
+
+    /// A message another notification shows already is not fetched or listed again: the user
+    /// would see it twice.
+    @Test func aMessageShownAlreadyIsLeftOutOfTheSummary() async throws {
+        try await TestStore.withWriter { store, writer, lock in
+            _ = try store.claimNotification("m1", for: ["m1"], by: .app, as: writer)
+            await writer.release()
+            let fetcher = FakeMessageFetcher()
+            fetcher.answer("m1", body: "one")
+            fetcher.answer("m2", body: "two")
+            let outcome = await handler(fetcher, store: store, lock: lock).handle(Self.push(ids: ["m1", "m2"]))
+            #expect(fetcher.requested == ["m2"])
+            #expect(outcome.content?.body == "two")
+            #expect(outcome.content?.userInfo["beckon"]?["ids"] == ["m2"])
+        }
     }
 
     @Test func sealedContentNeedsNoFetch() async throws {
