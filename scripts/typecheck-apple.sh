@@ -28,7 +28,7 @@ done
 SWIFTC=${SWIFTC:-swiftc}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/beckon-typecheck-apple.XXXXXX")
 [ -n "${KEEP_TMP:-}" ] && echo "keeping $TMP" || trap 'rm -rf "$TMP"' EXIT
-mkdir -p "$TMP/cache" "$TMP/app" "$TMP/ext" "$TMP/samples"
+mkdir -p "$TMP/cache" "$TMP/app" "$TMP/ext" "$TMP/samples" "$TMP/api"
 
 # The search paths, C module maps and package name SwiftPM compiled BeckonClient with.
 mapfile -t PACKAGE_FLAGS < <(python3 - "$MANIFEST" <<'PY'
@@ -173,6 +173,43 @@ while read -r flavour line kind path; do
 done <"$TMP/samples/list"
 wait
 for ((i = 0; i < n; i++)); do say "$TMP/4-$i"; done
+
+# 5. The public surface of what an app links (issue 37): every public declaration of the client
+# modules, as swift-symbolgraph-extract lists it, must equal docs/client-api.txt, so a change to
+# it is deliberate. UPDATE_API=1 rewrites the list.
+{
+    # The extractor takes the compiler's search flags, not its package name.
+    flags=()
+    for ((i = 0; i < ${#PACKAGE_FLAGS[@]}; i++)); do
+        if [ "${PACKAGE_FLAGS[$i]}" = -package-name ]; then i=$((i + 1)); else flags+=("${PACKAGE_FLAGS[$i]}"); fi
+    done
+    for module in BeckonClient BeckonClientApple BeckonClientAppleApp; do
+        search=(-I "$TMP/app" -I "$TMP/package")
+        "${SWIFTC%swiftc}swift-symbolgraph-extract" -module-name "$module" -target "$(uname -m)-unknown-linux-gnu" \
+            "${search[@]}" "${flags[@]}" -minimum-access-level public -skip-synthesized-members \
+            -output-dir "$TMP/api" >"$TMP/api-$module.log" 2>&1 || { report "public API: $module" 1 "$TMP/api-$module.log"; continue; }
+    done
+    python3 - "$TMP/api" >"$TMP/api.txt" <<'PY'
+import glob, json, sys
+lines = set()
+for path in glob.glob(sys.argv[1] + '/*.symbols.json'):
+    graph = json.load(open(path))
+    module = graph['module']['name']
+    for symbol in graph['symbols']:
+        if symbol['accessLevel'] != 'public':
+            continue
+        declaration = ''.join(f['spelling'] for f in symbol.get('declarationFragments', []))
+        lines.add(f"{module}.{'.'.join(symbol['pathComponents'])}: {' '.join(declaration.split())}")
+print('\n'.join(sorted(lines)))
+PY
+    if [ -n "${UPDATE_API:-}" ]; then cp "$TMP/api.txt" docs/client-api.txt; fi
+    if diff -u docs/client-api.txt "$TMP/api.txt" >"$TMP/api.diff" 2>&1; then
+        echo "ok  public API: $(wc -l <"$TMP/api.txt") declarations, as docs/client-api.txt lists them"
+    else
+        report "public API differs from docs/client-api.txt (UPDATE_API=1 rewrites it, if the change is meant)" 1 "$TMP/api.diff"
+    fi
+} >"$TMP/5" 2>&1
+say "$TMP/5"
 
 PASSED=$(grep -c '^ok' "$TMP/transcript" || true)
 FAILED=$(grep -c '^FAIL' "$TMP/transcript" || true)

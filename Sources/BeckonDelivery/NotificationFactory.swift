@@ -56,13 +56,14 @@ struct NotificationFactory {
     /// every one has expired. `badge` is the unread count (nil leaves the badge as it is).
     ///
     /// - Priority 10: an alert exists to reach the user now (and `filtering` requires it, apns.md E.4).
-    /// - Collapse id = the newest message id: iOS makes it the notification's identifier
+    /// - Collapse id = the newest message id (but see `ids` below): iOS makes it the notification's identifier
     ///   (apns.md E.2), so a re-push replaces instead of stacking, and the client can remove it by
     ///   message id when it is read elsewhere (rule 7).
     /// - Expiration: `alertTimeToLive`, never past the message's own expiry (rule 2).
     /// - `contentAvailable`: escalation alerts still wake the app (rule 4).
     /// - `ids` also names the device's `unseen` messages (rule 11), oldest dropped first when they
-    ///   do not fit, with `unseen` = how many there are when not all are named.
+    ///   do not fit, with `unseen` = how many there are when not all are named; the collapse id is
+    ///   then the first unseen message's, so each such alert replaces the one before.
     func messageAlert(
         id: UUID, reason: PushReason, messages: [PlannedMessage], unseen: UnseenMessages, badge: Int?,
         contentAvailable: Bool, withSound: Bool
@@ -93,7 +94,7 @@ struct NotificationFactory {
                 custom: newest.extras?.merged(into: beckon.custom) ?? beckon.custom,
                 priority: .immediately,
                 expiration: expiration(timeToLive: policy.alertTimeToLive, cap: cap),
-                collapseID: newest.id,
+                collapseID: namesUnseen ? unseen.batchID ?? newest.id : newest.id,
                 apnsID: id,
                 allowsTruncation: presentation.truncatable
             )

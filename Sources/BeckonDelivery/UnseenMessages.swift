@@ -7,6 +7,10 @@ struct UnseenMessages: Hashable, Sendable, Codable {
     private(set) var ids: [String] = []
     /// How many in all, counting the older ones no longer in `ids`.
     private(set) var count = 0
+    /// The collapse id of every alert about them: the first one's id. On a phone that is online
+    /// each alert then replaces the one before (apns.md E.2) instead of showing the earlier
+    /// messages a second time; offline, the one APNs keeps names them all.
+    private(set) var batchID: String?
 
     var isEmpty: Bool { count == 0 }
 
@@ -14,6 +18,7 @@ struct UnseenMessages: Hashable, Sendable, Codable {
         for id in new where !ids.contains(id) {
             ids.append(id)
             count += 1
+            if batchID == nil { batchID = id }
         }
         ids = Array(ids.suffix(max(limit, 1)))
     }
@@ -24,5 +29,6 @@ struct UnseenMessages: Hashable, Sendable, Codable {
         let before = ids.count
         ids.removeAll { gone.contains($0) }
         count = ids.isEmpty ? 0 : count - (before - ids.count)
+        if ids.isEmpty { batchID = nil }
     }
 }

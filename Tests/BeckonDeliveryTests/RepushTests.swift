@@ -21,7 +21,7 @@ import Testing
         #expect(sent.map(\.plannedAt) == [40, 100, 220, 460].map(at), "30, 60, 120, 240 s apart; 4 at most")
         #expect(Set(sent.map(\.reason)) == [.repush])
         #expect(Set(sent.map(\.messageIDs)) == [["m1", "m2"]])
-        #expect(Set(sent.compactMap(\.notification.collapseID)) == ["m2"], "each replaces the last")
+        #expect(Set(sent.compactMap(\.notification.collapseID)) == ["m1"], "each replaces the last (rule 11)")
         try assertPayload(
             sent[0],
             [

@@ -19,13 +19,16 @@ import Testing
         #expect(try ids(harness.arrive(message("m2"), at: 70)) == ["m1", "m2"])
         let third = try onlyPush(harness.arrive(message("m3"), at: 130))
         #expect(try beckon(third)["ids"] as? [String] == ["m1", "m2", "m3"])
-        // The newest decides the notification's identifier (apns.md E.2).
-        #expect(try header(request(third), "apns-collapse-id") == "m3")
+        // One collapse id for them all, the first's (apns.md E.2): online, each alert replaces
+        // the one before instead of showing m1 and m2 a second time.
+        #expect(try header(request(third), "apns-collapse-id") == "m1")
         #expect(try beckon(third)["unseen"] == nil)
         // A session syncs them all: the next alert is about the next message alone.
         harness.connect(at: 200)
         harness.disconnect(at: 210)
-        #expect(try ids(harness.arrive(message("m4"), at: 300)) == ["m4"])
+        let fourth = try onlyPush(harness.arrive(message("m4"), at: 300))
+        #expect(try beckon(fourth)["ids"] as? [String] == ["m4"])
+        #expect(try header(request(fourth), "apns-collapse-id") == "m4", "a new batch")
     }
 
     @Test func readElsewhereOrShownByTheExtensionIsNotNamedAgain() throws {

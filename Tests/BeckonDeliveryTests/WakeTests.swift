@@ -56,7 +56,7 @@ import Testing
         #expect(escalation.messageIDs == ["m1", "m2"])
         #expect(try headers(escalation)["apns-push-type"] == "alert")
         #expect(try headers(escalation)["apns-priority"] == "10")
-        #expect(try headers(escalation)["apns-collapse-id"] == "m2")
+        #expect(try headers(escalation)["apns-collapse-id"] == "m1", "the first unseen message's (rule 11)")
         try assertPayload(
             escalation,
             [

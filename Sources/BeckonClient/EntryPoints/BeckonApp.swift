@@ -39,14 +39,19 @@ public actor BeckonApp {
         /// background completion handler is called anyway: the deadline plus this stays inside
         /// iOS's 30 s (apns.md E.3).
         public var backgroundCleanupLimit: Duration
+        /// What the store keeps; it prunes itself as an app session closes, at most once per
+        /// `retention.interval` (issue 37: bounded however long the app lives).
+        public var retention: StoreRetention
 
         public init(
             endpoint: SyncEndpoint, window: Int? = nil, backoff: ReconnectBackoff = ReconnectBackoff(),
             backgroundDeadline: Duration = .seconds(25), leaseTimeout: Duration = .seconds(3),
             showsNotificationsWhileForeground: Bool = false, sealKey: Data? = nil,
             leaseTiming: LeaseLock.Timing = LeaseLock.Timing(), ringingSessionLimit: Duration = .seconds(60),
-            backgroundCleanupLimit: Duration = .seconds(3), credentials: (any CredentialSource)? = nil
+            backgroundCleanupLimit: Duration = .seconds(3), credentials: (any CredentialSource)? = nil,
+            retention: StoreRetention = StoreRetention()
         ) {
+            self.retention = retention
             self.endpoint = endpoint
             self.credentials = credentials
             self.window = window
@@ -128,6 +133,8 @@ public actor BeckonApp {
     private let inbox: AsyncStream<Input>
     private let inboxContinuation: AsyncStream<Input>.Continuation
     private var runner: Task<Void, Never>?
+    private var updateObservers: [Int: AsyncStream<SyncSessionEvent>.Continuation] = [:]
+    private var nextObserverID = 0
 
     private enum Input: Sendable {
         /// `activity`: the background task begun while UIKit's callback was still running.
@@ -175,6 +182,27 @@ public actor BeckonApp {
     public nonisolated func observeLifecycle(_ lifecycle: any AppLifecyclePort) {
         lifecycles.withLock { $0.append(lifecycle) }
         lifecycle.observe { [weak self] event in self?.handle(event.appEvent) }
+    }
+
+    /// What every session of the app reports, whichever brought it (in front, a background wake,
+    /// a ringing call), for as long as the stream is iterated: the app's one place to hear of new
+    /// messages (`.stored(message, isNew: true)`), reads elsewhere and ended calls, and of the
+    /// connection for a status line (`.connected`, `.disconnected`, `.stopped`). Sessions come and
+    /// go; this stream does not. It keeps the newest 256 events if the app reads slowly.
+    public func updates() -> AsyncStream<SyncSessionEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: SyncSessionEvent.self, bufferingPolicy: .bufferingNewest(256))
+        nextObserverID += 1
+        let id = nextObserverID
+        updateObservers[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.stopUpdates(id) } }
+        return stream
+    }
+
+    private func stopUpdates(_ id: Int) { updateObservers[id] = nil }
+
+    private func forward(_ event: SyncSessionEvent) {
+        for observer in updateObservers.values { observer.yield(event) }
     }
 
     /// Returns once every event reported before has been handled (not the background work it
@@ -408,6 +436,8 @@ public actor BeckonApp {
             calls: calls, jitter: JitterSource(seed: UInt64(bitPattern: Int64(nextRunID)) &+ 0x5EED))
         let opened = Live(session: session, writer: writer)
         live = opened
+        let events = await session.events()
+        Task { for await event in events { await self.forward(event) } }
         await session.start()
         Task { await self.watch(session) }
         return opened
@@ -433,8 +463,11 @@ public actor BeckonApp {
             return
         }
         live = nil
-        let task = Task {
+        let retention = configuration.retention
+        let task = Task { [store] in
             await current.session.stopAndWait()
+            // Still holding the lease: a few milliseconds, once a day.
+            _ = try? store.pruneIfDue(retention, as: current.writer)
             await current.writer.release()
         }
         closing = task

@@ -165,7 +165,10 @@ public final class NotificationServiceHandler: Sendable {
         let budget = configuration.budget
         var kept: [FetchedMessage] = []
         var failure: NotificationServiceOutcome.FallbackReason?
-        let wanted = beckon.ids.reversed().filter { $0 == newest ? texts[newest] == nil : !handledElsewhere($0) }
+        let replacing = notification.identifier
+        let wanted = beckon.ids.reversed().filter {
+            $0 == newest ? texts[newest] == nil : !handledElsewhere($0, replacing: replacing)
+        }
         for id in wanted.prefix(budget.maximumFetches) {
             if Task.isCancelled { return .fallback(fallback, .deadline) }
             // Runs overlap in one process (iOS reuses it): each reserves an answer's peak, so two
@@ -205,7 +208,7 @@ public final class NotificationServiceHandler: Sendable {
         texts: [String: NotificationContent], fetched: [FetchedMessage], run: NotificationServiceRun
     ) async -> NotificationServiceOutcome {
         guard let newest = beckon.ids.last, let newestText = texts[newest] else { return .fallback(fallback, .fetchFailed) }
-        let others = beckon.ids.dropLast().filter { !handledElsewhere($0) }
+        let others = beckon.ids.dropLast().filter { !handledElsewhere($0, replacing: notification.identifier) }
         let shown = others.filter { texts[$0]?.hasText == true }
         let unread = max(beckon.unseen ?? 0, beckon.ids.count) - beckon.ids.count
         let summary = NotificationContent.summary(
@@ -222,10 +225,15 @@ public final class NotificationServiceHandler: Sendable {
         return .rewritten(rewritten)
     }
 
-    /// Read in the store, or shown by a notification already.
-    private func handledElsewhere(_ id: String) -> Bool {
+    /// Read in the store, or shown by another notification already. `replacing`: the identifier
+    /// of the notification being built, which replaces the one with the same identifier (an
+    /// alert for every unseen message shares one collapse id, design rule 11): what that one
+    /// showed is shown again in its place, not twice.
+    private func handledElsewhere(_ id: String, replacing identifier: String? = nil) -> Bool {
         guard let store else { return false }
-        return ((try? store.message(id: id))??.isRead ?? false) || ((try? store.ledgerEntry(messageID: id)) ?? nil) != nil
+        if (try? store.message(id: id))??.isRead ?? false { return true }
+        guard let entry = (try? store.ledgerEntry(messageID: id)) ?? nil else { return false }
+        return entry.notificationID != identifier
     }
 
     /// Reserves an answer's peak if the memory left, less what other runs reserved, holds it and
@@ -248,7 +256,7 @@ public final class NotificationServiceHandler: Sendable {
     /// Every id read in the store, or already notified.
     private func alreadyHandled(_ ids: [String]) -> Bool {
         guard store != nil, !ids.isEmpty else { return false }
-        return ids.allSatisfy(handledElsewhere)
+        return ids.allSatisfy { handledElsewhere($0) }
     }
 
     /// iOS may call `didReceive` for several pushes at once in one extension process
@@ -274,7 +282,7 @@ public final class NotificationServiceHandler: Sendable {
         guard let store, let lock else { return }
         _ = try? await lock.withLease(timeout: configuration.leaseWait) { writer in
             for message in fetched { try store.storeFetched(message, as: writer) }
-            _ = try store.claimNotification(notification.identifier, for: ids, by: .extension, as: writer)
+            try store.recordShown(notification.identifier, for: ids, by: .extension, as: writer)
         }
     }
 

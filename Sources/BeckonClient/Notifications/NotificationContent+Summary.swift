@@ -20,9 +20,8 @@ extension NotificationContent {
         var unwritten = more
         for content in all {
             let body = literal(content.body) ?? literal(content.subtitle)
-            guard let line = oneSender ? body : [literal(content.title), body].compactMap { $0 }.joined(separator: ": ")
-                .nilIfEmpty
-            else {
+            let titled = [literal(content.title), body].compactMap({ $0 }).joined(separator: ": ")
+            guard let line = oneSender ? body : titled.nilIfEmpty else {
                 unwritten += 1
                 continue
             }

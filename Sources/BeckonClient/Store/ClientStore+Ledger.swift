@@ -28,6 +28,28 @@ extension ClientStore {
         }
     }
 
+    /// Records what an alert the extension rewrote shows: each of `messageIDs` that no other
+    /// notification shows. An alert may replace the one shown under its identifier (one collapse
+    /// id for every unseen message, design rule 11): that one's messages are recorded as showing
+    /// again, in its place.
+    public func recordShown(
+        _ notificationID: String, for messageIDs: [String], by role: SyncRole, as writer: LeaseGuard
+    ) throws {
+        let now = nowMilliseconds
+        try write(as: writer) { db in
+            for id in messageIDs {
+                try db.execute(
+                    sql: """
+                        INSERT INTO notificationLedger (messageId, notificationId, state, shownBy, shownAt)
+                        VALUES (?, ?, 'showing', ?, ?)
+                        ON CONFLICT (messageId) DO UPDATE SET state = 'showing', removedAt = NULL
+                        WHERE notificationId = excluded.notificationId
+                        """,
+                    arguments: [id, notificationID, role.rawValue, now])
+            }
+        }
+    }
+
     /// Marks these notifications removed (they stay in the ledger: never shown again).
     public func markNotificationsRemoved(_ notificationIDs: [String], as writer: LeaseGuard) throws {
         guard !notificationIDs.isEmpty else { return }

@@ -226,6 +226,10 @@ public final class ClientStore: Sendable {
                 );
                 """)
         }
+        // When the store last pruned itself (StoreRetention.interval).
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: "ALTER TABLE syncState ADD COLUMN prunedAt INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 }

@@ -76,6 +76,25 @@ import Testing
         }
     }
 
+    /// The alert for every unseen message keeps one collapse id, so it replaces the notification
+    /// shown under it: what that one listed is listed again, in its place (design rule 11).
+    @Test func anAlertReplacingItsIdentifiersNotificationListsWhatThatOneShowed() async throws {
+        try await TestStore.withWriter { store, writer, lock in
+            try store.recordShown("m1", for: ["m1"], by: .extension, as: writer)
+            _ = try store.claimNotification("m0", for: ["m0"], by: .app, as: writer)
+            await writer.release()
+            let fetcher = FakeMessageFetcher()
+            for id in ["m0", "m1", "m2"] { fetcher.answer(id, body: "text \(id)") }
+            var push = Self.push(ids: ["m0", "m1", "m2"])
+            push.identifier = "m1"  // apns-collapse-id: the first unseen message's id
+            let outcome = await handler(fetcher, store: store, lock: lock).handle(push)
+            #expect(outcome.content?.body == "text m1\ntext m2", "m0 shows in a notification of its own")
+            #expect(outcome.content?.userInfo["beckon"]?["ids"] == ["m1", "m2"])
+            #expect(try store.ledgerEntry(messageID: "m2")?.notificationID == "m1")
+            #expect(try store.ledgerEntry(messageID: "m0")?.notificationID == "m0")
+        }
+    }
+
     @Test func sealedContentNeedsNoFetch() async throws {
         let key = Data(repeating: 1, count: 32)
         let sealed = try ContentSeal.seal(SealedContent(messageID: "m1", title: "Bob", body: "secret"), key: key)
