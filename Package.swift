@@ -312,6 +312,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // The app backend's user tokens (HS256) in the registration tests.
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The iOS device simulator (docs/simulator.md): a phone as iOS treats apps and pushes, as a

@@ -9,7 +9,7 @@ import Security
 /// while the phone is locked, from the first unlock after a restart on — the default, "when
 /// unlocked", would hide it from a push handled on a locked phone — and never restored onto
 /// another device, whose own registration it is not (apns.md E.9).
-public struct KeychainCredentialStore: CredentialSource {
+public struct KeychainCredentialStore: CredentialStore {
     public var accessGroup: String?
     public var service: String
     public var account: String

@@ -188,6 +188,10 @@ public actor SyncSession {
             machineInput = .reconnectDelayElapsed
         }
         var effects = machine.handle(machineInput)
+        // The server welcomed the session: connected (an app's status line, `BeckonApp.updates`).
+        if case .frame(.welcome) = machineInput, case .streaming(let streaming) = machine.state {
+            emit(.connected(sessionID: streaming.sessionID))
+        }
         while !effects.isEmpty {
             let effect = effects.removeFirst()
             // Inputs an effect produces (a commit, a failed connect) go first, in order.

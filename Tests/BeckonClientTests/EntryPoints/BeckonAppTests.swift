@@ -21,6 +21,23 @@ import Testing
         #expect(recorder.results == [.newData], "once")
     }
 
+    /// Issue 37: one stream for the app, whichever session brings the news; it outlives them.
+    @Test func updatesCarryEverySessionsEvents() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let updates = await harness.app.updates()
+        let seen = Locked<[SyncSessionEvent]>([])
+        let reader = Task { for await event in updates { seen.withLock { $0.append(event) } } }
+        defer { reader.cancel() }
+        _ = try await harness.wake(lastSequence: 2, badge: 2, messages: [1, 2])
+        try await eventually("two messages, then the stop") {
+            let events = seen.withLock { $0 }
+            let stored = events.filter { if case .stored(_, isNew: true) = $0 { true } else { false } }
+            return stored.count == 2 && events.contains { if case .stopped = $0 { true } else { false } }
+        }
+        #expect(seen.withLock { $0 }.contains { if case .connected = $0 { true } else { false } })
+    }
+
     @Test func nothingNewIsNoData() async throws {
         let harness = try AppHarness.make()
         defer { harness.test.remove() }

@@ -1,0 +1,31 @@
+import BeckonProtocol
+import Foundation
+
+/// What the server is told about this install (`POST /v1/devices`, docs/client-sdk.md step 4).
+/// The tokens are not here: `DeviceRegistrar` sends the newest iOS gave it.
+public struct DeviceRegistration: Hashable, Sendable {
+    /// Stable for the install: `identifierForVendor`, or a UUID the app keeps in the keychain.
+    public var deviceID: String
+    public var bundleID: String
+    /// `sandbox` for a development build, `production` for TestFlight and the App Store: the APNs
+    /// environment the app's tokens belong to (apns.md A.1).
+    public var environment: String
+    public var capabilities: DeviceCapabilities
+    public var locale: String?
+    public var appVersion: String?
+    /// 32 random bytes the extension also holds, if the `content` strategy seals for this device.
+    public var contentKey: Data?
+
+    public init(
+        deviceID: String, bundleID: String, environment: String, capabilities: DeviceCapabilities,
+        locale: String? = nil, appVersion: String? = nil, contentKey: Data? = nil
+    ) {
+        self.deviceID = deviceID
+        self.bundleID = bundleID
+        self.environment = environment
+        self.capabilities = capabilities
+        self.locale = locale
+        self.appVersion = appVersion
+        self.contentKey = contentKey
+    }
+}
