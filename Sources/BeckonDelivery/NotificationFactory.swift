@@ -77,7 +77,8 @@ struct NotificationFactory {
         let own = live.map(\.id)
         var earlier = namesUnseen ? unseen.ids.filter { !own.contains($0) } : []
         earlier = Array(earlier.suffix(max(0, policy.maximumIDsPerPush - own.count)))
-        let total = namesUnseen ? max(unseen.count, unseen.ids.count) + own.filter { !unseen.ids.contains($0) }.count : own.count
+        // Every unseen message, and this alert's own if they are not among them (a re-push's).
+        let total = namesUnseen ? unseen.count + own.filter { !unseen.ids.contains($0) }.count : own.count
         let expiries = live.map(\.expiresAt)
         let cap = expiries.contains(nil) ? nil : expiries.compactMap { $0 }.max()
         func alert(naming earlier: [String]) -> APNSAlertNotification {

@@ -1,3 +1,5 @@
+import BeckonJSON
+
 /// What the app on this device can do with a push; the delivery planner picks a strategy from it
 /// (docs/design.md, "Delivery strategies").
 public struct DeviceCapabilities: Hashable, Sendable, Codable {
@@ -14,5 +16,13 @@ public struct DeviceCapabilities: Hashable, Sendable, Codable {
         self.notificationServiceExtension = notificationServiceExtension
         self.filtering = filtering
         self.backgroundModes = backgroundModes
+    }
+
+    /// As `POST /v1/devices` and `PUT /v1/devices/{id}` take it (openapi.yaml, `Capabilities`).
+    public var json: JSONValue {
+        [
+            "notificationServiceExtension": .bool(notificationServiceExtension), "filtering": .bool(filtering),
+            "backgroundModes": .array(backgroundModes.sorted().map(JSONValue.string)),
+        ]
     }
 }

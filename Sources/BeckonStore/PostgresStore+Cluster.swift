@@ -116,8 +116,8 @@ extension PostgresStore {
             """)
     }
 
-    /// The devices among `devices` with a session on some node: the role of the newest (the
-    /// app's, if the extension's is live too) and when it connected.
+    /// The devices among `devices` with a session on some node: its role (the app's when the
+    /// extension's is live too) and when it connected.
     public func liveSessions(_ devices: [DeviceRef]) async throws -> [DeviceRef: (role: SyncRole, connectedAt: Date)] {
         guard !devices.isEmpty else { return [:] }
         var sessions: [DeviceRef: (role: SyncRole, connectedAt: Date)] = [:]

@@ -210,9 +210,10 @@ public final class NotificationServiceHandler: Sendable {
         guard let newest = beckon.ids.last, let newestText = texts[newest] else { return .fallback(fallback, .fetchFailed) }
         let others = beckon.ids.dropLast().filter { !handledElsewhere($0, replacing: notification.identifier) }
         let shown = others.filter { texts[$0]?.hasText == true }
-        let unread = max(beckon.unseen ?? 0, beckon.ids.count) - beckon.ids.count
+        // Unseen messages the server could not name in the push.
+        let unnamed = max(beckon.unseen ?? 0, beckon.ids.count) - beckon.ids.count
         let summary = NotificationContent.summary(
-            newest: newestText, earlier: shown.compactMap { texts[$0] }, more: others.count - shown.count + unread,
+            newest: newestText, earlier: shown.compactMap { texts[$0] }, more: others.count - shown.count + unnamed,
             moreFormat: configuration.moreFormat)
         var rewritten = fallback.replacingText(with: summary)
         var standsFor = beckon

@@ -76,12 +76,7 @@ public actor DeviceRegistrar {
         var tokens: [String: JSONValue] = [:]
         if let remoteToken { tokens["remote"] = .string(Self.hex(remoteToken)) }
         if let voipToken { tokens["voip"] = .string(Self.hex(voipToken)) }
-        let capabilities: [String: JSONValue] = [
-            "notificationServiceExtension": .bool(registration.capabilities.notificationServiceExtension),
-            "filtering": .bool(registration.capabilities.filtering),
-            "backgroundModes": .array(registration.capabilities.backgroundModes.sorted().map(JSONValue.string)),
-        ]
-        var object: [String: JSONValue] = ["tokens": .object(tokens), "capabilities": .object(capabilities)]
+        var object: [String: JSONValue] = ["tokens": .object(tokens), "capabilities": registration.capabilities.json]
         if includingID {
             object["deviceId"] = .string(registration.deviceID)
             object["bundleId"] = .string(registration.bundleID)

@@ -11,8 +11,8 @@ public protocol DevicePresence: Sendable {
     /// Whether a session of the device other than `session` is live. The end of a session that a
     /// newer one replaced (maybe on another node, maybe planned late) is no disconnection.
     func connectedElsewhere(_ device: DeviceRef, besides session: String) async -> Bool
-    /// The devices among `devices` whose session a node has claimed, with the newest one (the
-    /// app's, if both). A planner saved as disconnected is told of such a session at once: its
+    /// The devices among `devices` whose session a node has claimed, with that session (the
+    /// app's, when the extension's is live too). A planner saved as disconnected is told of such a session at once: its
     /// `connected` may still be queued on its node, behind a backlog.
     func liveSessions(_ devices: [DeviceRef]) async -> [DeviceRef: LiveSession]
 }

@@ -170,17 +170,16 @@ public final class SimulationServer: Sendable {
     private func registerDevice(
         id: String, user: String, traits: AppTraits, remoteToken: String, voipToken: String?
     ) async throws -> String {
-        var modes: [JSONValue] = []
-        if traits.remoteNotificationMode { modes.append("remote-notification") }
-        if traits.voip { modes.append("voip") }
+        var modes: Set<String> = []
+        if traits.remoteNotificationMode { modes.insert("remote-notification") }
+        if traits.voip { modes.insert("voip") }
+        let capabilities = DeviceCapabilities(
+            notificationServiceExtension: traits.serviceExtension, filtering: traits.filtering, backgroundModes: modes)
         var tokens: [String: JSONValue] = ["remote": .string(remoteToken)]
         if let voipToken { tokens["voip"] = .string(voipToken) }
         let body: JSONValue = [
             "deviceId": .string(id), "bundleId": .string(Self.bundleID), "environment": "sandbox", "tokens": .object(tokens),
-            "capabilities": [
-                "notificationServiceExtension": .bool(traits.serviceExtension), "filtering": .bool(traits.filtering),
-                "backgroundModes": .array(modes),
-            ],
+            "capabilities": capabilities.json,
         ]
         let answer = try await request("POST", "/v1/devices", bearer: Self.userToken(user), body: body)
         guard answer.status == 201, let credential = answer.json?["credential"]?.stringValue else {

@@ -60,6 +60,17 @@ extension BuiltInScenarios {
             .stored(device: "phone", messages: ["m1", "m2"]),
         ])
 
+    /// The phone goes offline with the app suspended; three messages arrive a minute apart; it is
+    /// back online at 250 s, when APNs delivers the one push it kept for it (apns.md E.1).
+    private static let offlineForFourMinutes: [ScenarioStep] = [
+        .user("phone", .launch, at: 1), .user("phone", .home, at: 5),
+        .user("phone", .goOffline, at: 10),
+        .post("m1", to: ["alice"], text: "First", at: 20),
+        .post("m2", to: ["alice"], text: "Second", at: 40),
+        .post("m3", to: ["alice"], text: "Third", at: 60),
+        .user("phone", .goOnline, at: 250),
+    ]
+
     /// Issue 36: a phone offline for four minutes gets three messages; back online APNs delivers
     /// only the newest push (apns.md E.1); the extension syncs all three, and all three are on
     /// the lock screen, not only the one the push names.
@@ -68,14 +79,7 @@ extension BuiltInScenarios {
         summary: "Offline for four minutes, three messages: APNs delivers the newest push only; the extension syncs and shows all three.",
         strategy: .filtering,
         devices: [ScenarioDevice("phone", user: "alice", app: AppTraits(serviceExtension: true, filtering: true))],
-        steps: [
-            .user("phone", .launch, at: 1), .user("phone", .home, at: 5),
-            .user("phone", .goOffline, at: 10),
-            .post("m1", to: ["alice"], text: "First", at: 20),
-            .post("m2", to: ["alice"], text: "Second", at: 40),
-            .post("m3", to: ["alice"], text: "Third", at: 60),
-            .user("phone", .goOnline, at: 250),
-        ],
+        steps: offlineForFourMinutes,
         duration: 300,
         checks: [
             .count("phone", "push-held", ["by": "apns"], min: 1),
@@ -92,14 +96,7 @@ extension BuiltInScenarios {
         summary: "Offline for four minutes, three messages: APNs delivers the newest alert only; it names all three and the extension's notification lists each.",
         strategy: .serviceExtension,
         devices: [ScenarioDevice("phone", user: "alice", app: AppTraits(serviceExtension: true))],
-        steps: [
-            .user("phone", .launch, at: 1), .user("phone", .home, at: 5),
-            .user("phone", .goOffline, at: 10),
-            .post("m1", to: ["alice"], text: "First", at: 20),
-            .post("m2", to: ["alice"], text: "Second", at: 40),
-            .post("m3", to: ["alice"], text: "Third", at: 60),
-            .user("phone", .goOnline, at: 250),
-        ],
+        steps: offlineForFourMinutes,
         duration: 300,
         checks: [
             .count("phone", "push-discarded", ["why": "replaced"], min: 2),
