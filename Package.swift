@@ -1,6 +1,13 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+/// A dependency of the server, its tools or the tests: resolved only with the `Server` trait (on by
+/// default), so an app that adds Beckon with `traits: []` resolves the client SDK's dependencies
+/// alone: GRDB and swift-crypto (docs/client-sdk.md, "Add the package").
+func server(_ product: String, _ package: String) -> Target.Dependency {
+    .product(name: product, package: package, condition: .when(traits: ["Server"]))
+}
+
 let package = Package(
     name: "Beckon",
     // iOS 16: the client SDK's clocks and durations (`Duration`, `Clock`).
@@ -19,6 +26,11 @@ let package = Package(
         // The app-only adapters: UIApplication.shared is unavailable in app extensions.
         .library(name: "BeckonClientAppleApp", targets: ["BeckonClientAppleApp"]),
         .library(name: "BeckonClientNIO", targets: ["BeckonClientNIO"]),
+    ],
+    traits: [
+        .trait(name: "Server", description: "The server, the APNs emulator, the simulator and the tests.", enabledTraits: ["ClientNIO"]),
+        .trait(name: "ClientNIO", description: "The client SDK's WebSocket transport for Linux (SwiftNIO)."),
+        .default(enabledTraits: ["Server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -57,15 +69,15 @@ let package = Package(
             name: "APNS",
             dependencies: [
                 "APNSCore",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOHPACK", package: "swift-nio-http2"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                server("NIOCore", "swift-nio"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
+                server("NIOPosix", "swift-nio"),
+                server("NIOHTTP2", "swift-nio-http2"),
+                server("NIOHPACK", "swift-nio-http2"),
+                server("NIOSSL", "swift-nio-ssl"),
+                server("Crypto", "swift-crypto"),
+                server("Logging", "swift-log"),
+                server("Metrics", "swift-metrics"),
             ]
         ),
         // An APNs-compatible HTTP/2 server with Apple's validation and fault injection.
@@ -73,14 +85,14 @@ let package = Package(
             name: "APNSEmulator",
             dependencies: [
                 "APNSCore", "BeckonJSON",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Logging", package: "swift-log"),
+                server("NIOCore", "swift-nio"),
+                server("NIOPosix", "swift-nio"),
+                server("NIOHTTP1", "swift-nio"),
+                server("NIOHTTP2", "swift-nio-http2"),
+                server("NIOSSL", "swift-nio-ssl"),
+                server("Crypto", "swift-crypto"),
+                server("X509", "swift-certificates"),
+                server("Logging", "swift-log"),
             ]
         ),
         // The composition root: one node assembled from the server, delivery and APNs routes.
@@ -88,12 +100,12 @@ let package = Package(
             name: "BeckonNode",
             dependencies: [
                 "BeckonServer", "BeckonStore", "APNS", "APNSEmulator",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("Crypto", "swift-crypto"),
+                server("Logging", "swift-log"),
+                server("Metrics", "swift-metrics"),
+                server("NIOSSL", "swift-nio-ssl"),
+                server("Prometheus", "swift-prometheus"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -101,34 +113,34 @@ let package = Package(
             dependencies: [
                 "APNSCore", "APNS", "APNSEmulator", "BeckonServer", "BeckonNode", "BeckonJSON", "BeckonProtocol",
                 "BeckonSimulation", "BeckonStore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                server("ArgumentParser", "swift-argument-parser"),
+                server("Configuration", "swift-configuration"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("SystemPackage", "swift-system"),
+                server("Prometheus", "swift-prometheus"),
+                server("Metrics", "swift-metrics"),
+                server("Logging", "swift-log"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
+                server("NIOSSL", "swift-nio-ssl"),
+                server("NIOCore", "swift-nio"),
+                server("NIOPosix", "swift-nio"),
+                server("NIOHTTP1", "swift-nio"),
+                server("NIOWebSocket", "swift-nio"),
+                server("Crypto", "swift-crypto"),
             ]
         ),
         // SQLite's process-wide settings (`sqlite3_config` is variadic: Swift cannot call it).
-        .target(name: "CSQLiteSettings", dependencies: [.product(name: "GRDBSQLite", package: "GRDB.swift")]),
+        .target(name: "CSQLiteSettings", dependencies: [server("GRDBSQLite", "GRDB.swift")]),
         // The durable store: apps, keys, devices, the per-user mailbox, cursors and read state.
         .target(
             name: "BeckonStore",
             dependencies: [
                 "BeckonProtocol", "BeckonJSON", "APNSCore", "CSQLiteSettings",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                server("GRDB", "GRDB.swift"),
+                server("PostgresNIO", "postgres-nio"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
+                server("Crypto", "swift-crypto"),
+                server("Logging", "swift-log"),
             ]
         ),
         // The server: configuration, HTTP API, health and metrics, lifecycle.
@@ -136,24 +148,24 @@ let package = Package(
             name: "BeckonServer",
             dependencies: [
                 "BeckonStore", "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "BeckonSeal", "APNS", "APNSCore", "BeckonXMPP",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                server("Hummingbird", "hummingbird"),
+                server("NIOPosix", "swift-nio"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
+                server("HummingbirdWebSocket", "hummingbird-websocket"),
+                server("HummingbirdCore", "hummingbird"),
+                server("HummingbirdTLS", "hummingbird"),
+                server("NIOSSL", "swift-nio-ssl"),
+                server("NIOWebSocket", "swift-nio"),
+                server("NIOCore", "swift-nio"),
+                server("NIOHTTP1", "swift-nio"),
+                server("NIOHTTPTypes", "swift-nio-extras"),
+                server("NIOHTTPTypesHTTP1", "swift-nio-extras"),
+                server("Crypto", "swift-crypto"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("Prometheus", "swift-prometheus"),
+                server("Configuration", "swift-configuration"),
+                server("Logging", "swift-log"),
+                server("Metrics", "swift-metrics"),
             ]
         ),
         .testTarget(
@@ -162,18 +174,18 @@ let package = Package(
                 "BeckonServer", "BeckonNode", "BeckonStore", "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "BeckonSeal",
                 "APNSCore", "TestCapture",
                 "APNSEmulator",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Configuration", package: "swift-configuration"),
+                server("HummingbirdTesting", "hummingbird"),
+                server("Prometheus", "swift-prometheus"),
+                server("HummingbirdWSClient", "hummingbird-websocket"),
+                server("HummingbirdWSTesting", "hummingbird-websocket"),
+                server("NIOWebSocket", "swift-nio"),
+                server("NIOSSL", "swift-nio-ssl"),
+                server("NIOPosix", "swift-nio"),
+                server("X509", "swift-certificates"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("Logging", "swift-log"),
+                server("Crypto", "swift-crypto"),
+                server("Configuration", "swift-configuration"),
             ]
         ),
         // The delivery planner: a pure per-device state machine deciding which pushes to send and when.
@@ -189,32 +201,32 @@ let package = Package(
         ),
         .testTarget(name: "BeckonJSONTests", dependencies: ["BeckonJSON"]),
         // XMPP for the XEP-0357 app server (issue 16): the stream's XML, free of sockets.
-        .target(name: "BeckonXMPP", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "BeckonXMPP", dependencies: [server("Crypto", "swift-crypto")]),
         .testTarget(name: "BeckonXMPPTests", dependencies: ["BeckonXMPP"]),
         .testTarget(name: "BeckonProtocolTests", dependencies: ["BeckonProtocol", "BeckonJSON"]),
         .testTarget(name: "APNSCoreTests", dependencies: ["APNSCore", "BeckonJSON"]),
         .testTarget(
             name: "BeckonStoreTests",
             dependencies: [
-                "BeckonStore", "BeckonProtocol", "APNSCore", "TestCapture", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "BeckonStore", "BeckonProtocol", "APNSCore", "TestCapture", server("GRDB", "GRDB.swift"),
+                server("GRDBSQLite", "GRDB.swift"),
+                server("PostgresNIO", "postgres-nio"), server("Logging", "swift-log"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
             ]
         ),
         .testTarget(
             name: "BeckonCLITests",
             dependencies: [
                 "beckon", "APNSCore", "APNSEmulator", "EmulatorTestSupport", "TestCapture",
-                .product(name: "Crypto", package: "swift-crypto"),
+                server("Crypto", "swift-crypto"),
             ]
         ),
         // Every log line of the test process into one file, for scripts/scan-logs.py (issue 15).
         .target(
             name: "TestCapture",
             dependencies: [
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                server("Logging", "swift-log"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
             ],
             path: "Tests/TestCapture"
         ),
@@ -224,12 +236,12 @@ let package = Package(
             name: "EmulatorTestSupport",
             dependencies: [
                 "APNSEmulator", "APNSCore", "TestCapture",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                server("Crypto", "swift-crypto"),
+                server("NIOCore", "swift-nio"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
+                server("NIOPosix", "swift-nio"),
+                server("NIOHTTP2", "swift-nio-http2"),
+                server("NIOSSL", "swift-nio-ssl"),
             ],
             path: "Tests/EmulatorTestSupport"
         ),
@@ -237,27 +249,27 @@ let package = Package(
             name: "APNSEmulatorTests",
             dependencies: [
                 "APNSEmulator", "APNSCore", "EmulatorTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                server("Crypto", "swift-crypto"),
+                server("NIOCore", "swift-nio"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
+                server("NIOPosix", "swift-nio"),
+                server("NIOHTTP2", "swift-nio-http2"),
+                server("NIOSSL", "swift-nio-ssl"),
             ]
         ),
         .testTarget(
             name: "APNSTests",
             dependencies: [
                 "APNS", "APNSCore", "APNSEmulator", "EmulatorTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                server("Crypto", "swift-crypto"),
+                server("NIOCore", "swift-nio"),
+                server("NIOPosix", "swift-nio"),
+                server("Metrics", "swift-metrics"),
+                server("MetricsTestKit", "swift-metrics"),
+                server("NIOSSL", "swift-nio-ssl"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
+                server("NIOHTTP2", "swift-nio-http2"),
+                server("NIOHPACK", "swift-nio-http2"),
             ]
         ),
         // The client SDK (docs/client-sdk.md). `BeckonClient` is the portable core (every
@@ -282,9 +294,9 @@ let package = Package(
             name: "BeckonClientNIO",
             dependencies: [
                 "BeckonClient",
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket", condition: .when(platforms: [.linux])),
-                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux])),
-                .product(name: "Logging", package: "swift-log", condition: .when(platforms: [.linux])),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket", condition: .when(platforms: [.linux], traits: ["ClientNIO"])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux], traits: ["ClientNIO"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(platforms: [.linux], traits: ["ClientNIO"])),
             ]
         ),
         // A second process for the cross-process lease tests: takes the lease in a shared SQLite
@@ -309,11 +321,11 @@ let package = Package(
             dependencies: [
                 "BeckonClient", "BeckonClientNIO", "BeckonClientTestSupport", "BeckonProtocol", "BeckonJSON", "BeckonSeal",
                 "BeckonNode", "BeckonServer", "BeckonStore", "TestCapture", "APNSEmulator", "APNSCore",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("Logging", "swift-log"),
+                server("Prometheus", "swift-prometheus"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
                 // The app backend's user tokens (HS256) in the registration tests.
-                .product(name: "Crypto", package: "swift-crypto"),
+                server("Crypto", "swift-crypto"),
             ]
         ),
         // The iOS device simulator (docs/simulator.md): a phone as iOS treats apps and pushes, as a
@@ -333,10 +345,10 @@ let package = Package(
             dependencies: [
                 "DeviceSimulator", "BeckonClient", "BeckonClientNIO", "BeckonNode", "BeckonServer", "BeckonStore",
                 "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "APNSEmulator", "APNSCore",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("Crypto", "swift-crypto"),
+                server("Logging", "swift-log"),
+                server("Prometheus", "swift-prometheus"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

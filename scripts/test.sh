@@ -20,6 +20,8 @@ scripts/apns-interop.sh
 swift build --product beckon >/dev/null
 # The iOS adapters and docs/client-sdk.md's samples against a stand-in for Apple's SDK, as app and extension.
 scripts/typecheck-apple.sh
+# An app's view of the package: with `traits: []` it resolves GRDB and swift-crypto only, and builds.
+scripts/consumer-check.sh
 BECKON="$(swift build --show-bin-path)/beckon"
 python3 scripts/crash-durability.py "$BECKON"
 # Three SIGKILLs under mixed load: nothing acknowledged lost or seen twice, every decided push
