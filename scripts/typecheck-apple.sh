@@ -60,6 +60,12 @@ else:
 PY
 )
 
+# An app is not in the package: its code sees the SDK's public API only, without `package` access.
+APP_FLAGS=()
+for ((i = 0; i < ${#PACKAGE_FLAGS[@]}; i++)); do
+    if [ "${PACKAGE_FLAGS[$i]}" = -package-name ]; then i=$((i + 1)); else APP_FLAGS+=("${PACKAGE_FLAGS[$i]}"); fi
+done
+
 # The package's modules, except the adapters' own: SwiftPM builds those empty on Linux, and an
 # adapter that fails here must not be found there instead.
 mkdir -p "$TMP/package"
@@ -96,12 +102,14 @@ standins() {
 
 # typecheck NAME FLAVOUR ARGS...: against the package's modules and the flavour's stand-ins, with
 # Foundation's Apple-only members imported implicitly (they need no import on Apple platforms).
+# The adapters are compiled as part of the package; with APP_CODE=1, as an app's code (samples).
 typecheck() {
-    local name=$1 flavour=$2 log extra=() rc=0
+    local name=$1 flavour=$2 log extra=() rc=0 flags=("${PACKAGE_FLAGS[@]}")
     shift 2
     log="$TMP/$(echo "$name" | tr -c 'A-Za-z0-9' '_').log"
     [ "$flavour" = ext ] && extra=(-application-extension)
-    "$SWIFTC" "${COMMON[@]}" -I "$TMP/$flavour" -I "$TMP/package" "${PACKAGE_FLAGS[@]}" "${extra[@]}" \
+    [ -n "${APP_CODE:-}" ] && flags=("${APP_FLAGS[@]}")
+    "$SWIFTC" "${COMMON[@]}" -I "$TMP/$flavour" -I "$TMP/package" "${flags[@]}" "${extra[@]}" \
         -DBECKON_APPLE_SDK_STANDIN -Xfrontend -import-module -Xfrontend FoundationAppleOnly "$@" >"$log" 2>&1 || rc=$?
     report "$name" $rc "$log"
 }
@@ -167,22 +175,31 @@ for i, line in enumerate(lines):
 PY
 n=0
 while read -r flavour line kind path; do
-    typecheck "docs/client-sdk.md:$line ($kind)" "$flavour" -typecheck -module-name "Sample$line" "$path" >"$TMP/4-$n" 2>&1 &
+    APP_CODE=1 typecheck "docs/client-sdk.md:$line ($kind)" "$flavour" -typecheck -module-name "Sample$line" "$path" >"$TMP/4-$n" 2>&1 &
     n=$((n + 1))
     if [ $((n % 2)) -eq 0 ]; then wait; fi
 done <"$TMP/samples/list"
 wait
 for ((i = 0; i < n; i++)); do say "$TMP/4-$i"; done
 
-# 5. The public surface of what an app links (issue 37): every public declaration of the client
+# 5. The sample app (issue 37): Examples/BeckonChat's app target (with the shared files) as an app,
+# its notification service extension (with the same shared files) as an extension; as an app's
+# code, each target one module, as Xcode builds them.
+{
+    ex=Examples/BeckonChat
+    APP_CODE=1 typecheck "$ex: app" app -typecheck -module-name BeckonChat "$ex"/Shared/*.swift "$ex"/BeckonChat/*.swift &
+    APP_CODE=1 typecheck "$ex: notification service extension" ext -typecheck -module-name NotificationService \
+        "$ex"/Shared/*.swift "$ex"/NotificationService/*.swift
+    wait
+} >"$TMP/5" 2>&1
+say "$TMP/5"
+
+# 6. The public surface of what an app links (issue 37): every public declaration of the client
 # modules, as swift-symbolgraph-extract lists it, must equal docs/client-api.txt, so a change to
 # it is deliberate. UPDATE_API=1 rewrites the list.
 {
     # The extractor takes the compiler's search flags, not its package name.
-    flags=()
-    for ((i = 0; i < ${#PACKAGE_FLAGS[@]}; i++)); do
-        if [ "${PACKAGE_FLAGS[$i]}" = -package-name ]; then i=$((i + 1)); else flags+=("${PACKAGE_FLAGS[$i]}"); fi
-    done
+    flags=("${APP_FLAGS[@]}")
     for module in BeckonClient BeckonClientApple BeckonClientAppleApp; do
         search=(-I "$TMP/app" -I "$TMP/package")
         "${SWIFTC%swiftc}swift-symbolgraph-extract" -module-name "$module" -target "$(uname -m)-unknown-linux-gnu" \
@@ -208,8 +225,8 @@ PY
     else
         report "public API differs from docs/client-api.txt (UPDATE_API=1 rewrites it, if the change is meant)" 1 "$TMP/api.diff"
     fi
-} >"$TMP/5" 2>&1
-say "$TMP/5"
+} >"$TMP/6" 2>&1
+say "$TMP/6"
 
 PASSED=$(grep -c '^ok' "$TMP/transcript" || true)
 FAILED=$(grep -c '^FAIL' "$TMP/transcript" || true)
