@@ -219,6 +219,30 @@ for path in glob.glob(sys.argv[1] + '/*.symbols.json'):
         lines.add(f"{module}.{'.'.join(symbol['pathComponents'])}: {' '.join(declaration.split())}")
 print('\n'.join(sorted(lines)))
 PY
+    # What an app calls has a DocC comment: every public type, and every public member of the
+    # types the docs' walk-through and Examples/ use.
+    python3 - "$TMP/api" >"$TMP/undocumented.txt" <<'PY'
+import glob, json, sys
+app_facing = {
+    'BeckonApp', 'BeckonAppDelegateBridge', 'BeckonSetup', 'DeviceRegistrar', 'DeviceRegistration',
+    'NotificationServiceHandler', 'BeckonNotificationServiceExtension', 'PushKitRegistrar', 'CallKitReporter',
+    'RemoteNotificationsSetup', 'NetworkPathObserver', 'KeychainCredentialStore', 'StoredMessage',
+    'SyncSessionEvent', 'NotificationContent', 'NotificationTap', 'NotificationResponse', 'StoreRetention',
+    'ClientStore', 'CallCoordinator', 'CallReport', 'VoIPPush', 'RegistrationError',
+}
+for path in glob.glob(sys.argv[1] + '/*.symbols.json'):
+    graph = json.load(open(path))
+    for symbol in graph['symbols']:
+        components = symbol['pathComponents']
+        if symbol['accessLevel'] == 'public' and not symbol.get('docComment') and (
+                len(components) == 1 or components[0] in app_facing):
+            print(graph['module']['name'] + '.' + '.'.join(components))
+PY
+    if [ -s "$TMP/undocumented.txt" ]; then
+        report "public API without a DocC comment" 1 "$TMP/undocumented.txt"
+    else
+        echo "ok  public API: every type, and every member of what an app calls, has a DocC comment"
+    fi
     if [ -n "${UPDATE_API:-}" ]; then cp "$TMP/api.txt" docs/client-api.txt; fi
     if diff -u docs/client-api.txt "$TMP/api.txt" >"$TMP/api.diff" 2>&1; then
         echo "ok  public API: $(wc -l <"$TMP/api.txt") declarations, as docs/client-api.txt lists them"

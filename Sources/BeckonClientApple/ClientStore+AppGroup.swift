@@ -40,6 +40,7 @@ extension ClientStore {
     }
 }
 
+/// The App Group is missing from the target's entitlements.
 public enum AppGroupError: Error, Hashable, Sendable {
     /// The app group is not in the target's entitlements.
     case noContainer(String)

@@ -10,10 +10,14 @@ import Security
 /// unlocked", would hide it from a push handled on a locked phone — and never restored onto
 /// another device, whose own registration it is not (apns.md E.9).
 public struct KeychainCredentialStore: CredentialStore {
+    /// The keychain access group the app and its extension share (with the team prefix).
     public var accessGroup: String?
+    /// The item's service.
     public var service: String
+    /// The item's account.
     public var account: String
 
+    /// The credential in `accessGroup`; the defaults name one item per app.
     public init(accessGroup: String?, service: String = "beckon", account: String = "device-credential") {
         self.accessGroup = accessGroup
         self.service = service
@@ -31,6 +35,7 @@ public struct KeychainCredentialStore: CredentialStore {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// Keeps the credential the server issued, replacing one kept before.
     public func save(_ credential: String) throws {
         var attributes = item
         attributes[kSecValueData as String] = Data(credential.utf8)
@@ -46,6 +51,7 @@ public struct KeychainCredentialStore: CredentialStore {
         guard status == errSecSuccess else { throw KeychainError(status) }
     }
 
+    /// Forgets the credential (at sign-out); deleting none is not an error.
     public func delete() throws {
         let status = SecItemDelete(item as CFDictionary)
         guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status) }
@@ -60,6 +66,7 @@ public struct KeychainCredentialStore: CredentialStore {
     }
 }
 
+/// A keychain failure: no credential kept yet, or the keychain's own status.
 public enum KeychainError: Error, Hashable, Sendable {
     case notFound
     /// `errSecInteractionNotAllowed`: the device has not been unlocked since it started.

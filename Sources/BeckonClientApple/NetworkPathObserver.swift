@@ -12,6 +12,7 @@ public final class NetworkPathObserver: @unchecked Sendable {
     private let queue = DispatchQueue(label: "beckon.network-path")
     private var wasSatisfied = true
 
+    /// Watches the network for as long as it lives: keep it for the app's lifetime.
     public init(app: BeckonApp) {
         monitor.pathUpdateHandler = { [weak self] path in
             guard let self else { return }

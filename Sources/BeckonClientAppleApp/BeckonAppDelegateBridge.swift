@@ -13,6 +13,7 @@ import UserNotifications
 /// methods, which a scene-based app — every SwiftUI app — never receives (apns.md E.9).
 @MainActor
 public final class BeckonAppDelegateBridge {
+    /// The app every callback is forwarded to.
     public let app: BeckonApp
 
     /// Create it in `application(_:didFinishLaunchingWithOptions:)`.
@@ -21,6 +22,7 @@ public final class BeckonAppDelegateBridge {
         app.observeLifecycle(UIApplicationLifecycle())
     }
 
+    /// `application(_:didFinishLaunchingWithOptions:)`: a push that launched the app is handled.
     public func didFinishLaunching(options: [UIApplication.LaunchOptionsKey: Any]?) {
         let remote = options?[.remoteNotification] as? [AnyHashable: Any]
         app.handle(.didFinishLaunching(remoteNotification: remote.flatMap(JSONValue.init(userInfo:))))

@@ -8,8 +8,10 @@ import Foundation
 /// `CallReporterPort` over CallKit's `CXProvider`. Keep one for the app's life and give its
 /// provider your `CXProviderDelegate` (answer, end, audio session).
 public final class CallKitReporter: CallReporterPort, @unchecked Sendable {
+    /// Set your `CXProviderDelegate` on it: the user's answer and the audio session are yours.
     public let provider: CXProvider
 
+    /// Reports calls through `provider`; make one per app, at launch.
     public init(provider: CXProvider) {
         self.provider = provider
     }

@@ -1,14 +1,14 @@
 import Foundation
 
-public struct TimedOut: Error, CustomStringConvertible {
-    public let what: String
-    public init(what: String) { self.what = what }
-    public var description: String { "timed out waiting for \(what)" }
+package struct TimedOut: Error, CustomStringConvertible {
+    package let what: String
+    package init(what: String) { self.what = what }
+    package var description: String { "timed out waiting for \(what)" }
 }
 
 /// Waits (real time, polling) until `condition` holds: for work that runs on other tasks.
 /// Generous by default; never a timing assertion, only a bound on a hang.
-public func eventually(
+package func eventually(
     _ what: String = "a condition", timeout: Duration = .seconds(30), _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
@@ -24,7 +24,7 @@ import BeckonClient
 extension ManualClock {
     /// Moves time on in `step`s until `condition` holds: a timer task registers its sleep a
     /// moment after the state that scheduled it, so one advance could come too early.
-    public func advance(by step: Duration, until what: String, _ condition: () async throws -> Bool) async throws {
+    package func advance(by step: Duration, until what: String, _ condition: () async throws -> Bool) async throws {
         // Generous: on a loaded machine the tasks that react to each step may wait a while for a
         // thread; only a hang should fail.
         try await eventually(what, timeout: .seconds(60)) {

@@ -3,9 +3,9 @@ import BeckonProtocol
 
 /// CallKit as a log. It answers every report at once with `refusal` (nil: the call shows),
 /// unless `answersAtOnce` is off; then `answerPending()` answers what waits.
-public final class FakeCallReporter: CallReporterPort, @unchecked Sendable {
+package final class FakeCallReporter: CallReporterPort, @unchecked Sendable {
     private let lock = NSLockBox()
-    public init() {}
+    package init() {}
     private var _reports: [CallIdentity] = []
     private var _ends: [(CallIdentity, CallEndOutcome)] = []
     private var _refusal: CallRefusal?
@@ -13,18 +13,18 @@ public final class FakeCallReporter: CallReporterPort, @unchecked Sendable {
     private var pending: [@Sendable (CallRefusal?) -> Void] = []
 
     /// The calls reported, in order.
-    public var reports: [CallIdentity] { lock.run { _reports } }
-    public var ends: [(call: CallIdentity, outcome: CallEndOutcome)] { lock.run { _ends.map { (call: $0.0, outcome: $0.1) } } }
-    public var refusal: CallRefusal? {
+    package var reports: [CallIdentity] { lock.run { _reports } }
+    package var ends: [(call: CallIdentity, outcome: CallEndOutcome)] { lock.run { _ends.map { (call: $0.0, outcome: $0.1) } } }
+    package var refusal: CallRefusal? {
         get { lock.run { _refusal } }
         set { lock.run { _refusal = newValue } }
     }
-    public var answersAtOnce: Bool {
+    package var answersAtOnce: Bool {
         get { lock.run { _answersAtOnce } }
         set { lock.run { _answersAtOnce = newValue } }
     }
 
-    public func reportIncomingCall(
+    package func reportIncomingCall(
         _ call: CallIdentity, display: CallDisplay, completion: @escaping @Sendable (CallRefusal?) -> Void
     ) {
         let answer = lock.run { () -> CallRefusal?? in
@@ -39,7 +39,7 @@ public final class FakeCallReporter: CallReporterPort, @unchecked Sendable {
     }
 
     /// CallKit answers the reports it kept, with `refusal`.
-    public func answerPending() {
+    package func answerPending() {
         let (waiting, refusal) = lock.run {
             defer { pending.removeAll() }
             return (pending, _refusal)
@@ -47,15 +47,15 @@ public final class FakeCallReporter: CallReporterPort, @unchecked Sendable {
         for completion in waiting { completion(refusal) }
     }
 
-    public func endCall(_ call: CallIdentity, outcome: CallEndOutcome) { lock.run { _ends.append((call, outcome)) } }
+    package func endCall(_ call: CallIdentity, outcome: CallEndOutcome) { lock.run { _ends.append((call, outcome)) } }
 }
 
 import Foundation
 
-public final class NSLockBox: @unchecked Sendable {
+package final class NSLockBox: @unchecked Sendable {
     private let lock = NSLock()
-    public init() {}
-    public func run<T>(_ body: () throws -> T) rethrows -> T {
+    package init() {}
+    package func run<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body()

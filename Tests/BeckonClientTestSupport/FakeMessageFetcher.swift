@@ -3,19 +3,19 @@ import BeckonJSON
 import BeckonProtocol
 
 /// `GET /v1/messages/{id}` as a table; records which ids were asked for.
-public final class FakeMessageFetcher: MessageFetcherPort, @unchecked Sendable {
+package final class FakeMessageFetcher: MessageFetcherPort, @unchecked Sendable {
     private let lock = NSLockBox()
     private var answers: [String: Result<FetchedMessage, MessageFetchError>] = [:]
     private var sizes: [String: Int] = [:]
     private var _requested: [String] = []
     /// When set, every fetch first sleeps this long on `clock`.
-    public var delay: (Duration, any ClientClock)?
+    package var delay: (Duration, any ClientClock)?
 
-    public init() {}
+    package init() {}
 
-    public var requested: [String] { lock.run { _requested } }
+    package var requested: [String] { lock.run { _requested } }
 
-    public func answer(_ id: String, title: String? = "Anna", body: String? = "Hello", payload: JSONValue? = nil, bytes: Int = 200) {
+    package func answer(_ id: String, title: String? = "Anna", body: String? = "Hello", payload: JSONValue? = nil, bytes: Int = 200) {
         let hints = (title == nil && body == nil) ? nil : NotificationHints(title: title, body: body)
         lock.run {
             answers[id] = .success(FetchedMessage(id: id, sequence: 1, kind: .message, payload: payload, hints: hints))
@@ -23,9 +23,9 @@ public final class FakeMessageFetcher: MessageFetcherPort, @unchecked Sendable {
         }
     }
 
-    public func fail(_ id: String, _ error: MessageFetchError) { lock.run { answers[id] = .failure(error) } }
+    package func fail(_ id: String, _ error: MessageFetchError) { lock.run { answers[id] = .failure(error) } }
 
-    public func fetch(messageID: String, byteLimit: Int) async throws(MessageFetchError) -> FetchedMessage {
+    package func fetch(messageID: String, byteLimit: Int) async throws(MessageFetchError) -> FetchedMessage {
         lock.run { _requested.append(messageID) }
         if let (duration, clock) = delay {
             do { try await clock.sleep(for: duration) } catch { throw .transport("cancelled") }
@@ -38,8 +38,8 @@ public final class FakeMessageFetcher: MessageFetcherPort, @unchecked Sendable {
     }
 }
 
-public struct FakeMemoryGauge: MemoryGaugePort {
-    public var bytes: Int?
-    public init(bytes: Int?) { self.bytes = bytes }
-    public func availableBytes() -> Int? { bytes }
+package struct FakeMemoryGauge: MemoryGaugePort {
+    package var bytes: Int?
+    package init(bytes: Int?) { self.bytes = bytes }
+    package func availableBytes() -> Int? { bytes }
 }

@@ -2,26 +2,26 @@ import BeckonClient
 import Foundation
 
 /// A store in a fresh temporary directory, removed when the test is done.
-public struct TestStore: Sendable {
-    public let directory: URL
-    public let path: String
+package struct TestStore: Sendable {
+    package let directory: URL
+    package let path: String
 
-    public init() throws {
+    package init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-client-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("client.sqlite").path
     }
 
-    public func open(clock: any ClientClock, observesSuspension: Bool = false) throws -> ClientStore {
+    package func open(clock: any ClientClock, observesSuspension: Bool = false) throws -> ClientStore {
         try ClientStore(path: path, clock: clock, observesSuspension: observesSuspension)
     }
 
-    public func remove() {
+    package func remove() {
         try? FileManager.default.removeItem(at: directory)
     }
 
     /// A store with its lease taken by an app holder: what most tests write through.
-    public static func withWriter<Result>(
+    package static func withWriter<Result>(
         clock: ManualClock = ManualClock(), _ body: (ClientStore, LeaseGuard, LeaseLock) async throws -> Result
     ) async throws -> Result {
         let test = try TestStore()

@@ -17,6 +17,7 @@ public final class CallCoordinator: Sendable {
     let sealKey: Data?
     private let state = Locked(State())
 
+    /// Made by `BeckonApp`; `sealKey` opens sealed call hints.
     public init(store: ClientStore?, reporter: any CallReporterPort, sealKey: Data? = nil) {
         self.store = store
         self.reporter = reporter
@@ -75,7 +76,7 @@ public final class CallCoordinator: Sendable {
 
     /// The call ended elsewhere: end it in CallKit if it rings here, and remember, so a VoIP
     /// push that arrives after is reported as already ended.
-    public func callEnded(_ callID: String, outcome: CallEndOutcome, as writer: LeaseGuard?) {
+    package func callEnded(_ callID: String, outcome: CallEndOutcome, as writer: LeaseGuard?) {
         let ringing = state.withLock { state -> CallIdentity? in
             state.ended[callID] = outcome
             return state.ringing.removeValue(forKey: callID)

@@ -6,6 +6,7 @@ import BeckonProtocol
 /// case: a call that is already over is reported and ended at once (docs/design.md, "Every VoIP
 /// push ends in a reported call").
 public struct CallReport: Hashable, Sendable {
+    /// Whether the call rings or is reported and ended at once.
     public enum Kind: Hashable, Sendable {
         /// Ring: `reportNewIncomingCall`.
         case incoming
@@ -13,8 +14,11 @@ public struct CallReport: Hashable, Sendable {
         case alreadyEnded(CallEndOutcome)
     }
 
+    /// The call, as CallKit knows it.
     public let call: CallIdentity
+    /// Ringing, or ended already.
     public let kind: Kind
+    /// What the incoming-call screen shows.
     public let display: CallDisplay
 
     private init(call: CallIdentity, kind: Kind, display: CallDisplay) {

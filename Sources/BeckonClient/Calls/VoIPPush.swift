@@ -7,6 +7,7 @@ import Foundation
 /// initialiser is internal), and a `CallReport` can only be made from one: so the handler's one
 /// way to finish is to report this very call.
 public struct VoIPPush: Sendable {
+    /// The call the push names.
     public let call: CallIdentity
     /// What the push says about the call (decrypted from `sealed` when possible).
     public let hints: NotificationHints?

@@ -16,21 +16,28 @@ import Foundation
 /// 4001): being in front, a background push and a ringing call are reasons to hold it, and it
 /// closes when the last reason goes.
 public actor BeckonApp {
+    /// How the app's sessions behave; the defaults follow iOS's limits (apns.md E.3, E.9).
     public struct Configuration: Sendable {
+        /// The sync WebSocket (`BeckonSetup.syncEndpoint`).
         public var endpoint: SyncEndpoint
         /// Read at each session's start in place of `endpoint.credential`, when set: the
         /// keychain may be unreadable at launch (before the first unlock, apns.md E.9).
         public var credentials: (any CredentialSource)?
+        /// How many messages the server may send before an acknowledgement; nil: the server's default.
         public var window: Int?
+        /// The wait before each reconnect after a dropped connection, with jitter.
         public var backoff: ReconnectBackoff
         /// When the background completion handler is called at the latest: well inside iOS's
         /// 30 s (apns.md E.3; Monal and Linphone stop at 25 s).
         public var backgroundDeadline: Duration
         /// How long to wait for the lease (the extension yields within a second).
         public var leaseTimeout: Duration
+        /// Whether a message that arrives while the app is in front is also posted as a notification
+        /// (off: the app shows it itself).
         public var showsNotificationsWhileForeground: Bool
         /// The device's content key, to open sealed call hints.
         public var sealKey: Data?
+        /// How the app and its extension take turns writing the shared store; the defaults suit iOS.
         public var leaseTiming: LeaseLock.Timing
         /// How long a session stays open for a call that rings after a VoIP push, at most: the
         /// call's end arrives over it (rule 6). The server gives up ringing after 45 s.
@@ -43,6 +50,7 @@ public actor BeckonApp {
         /// `retention.interval` (issue 37: bounded however long the app lives).
         public var retention: StoreRetention
 
+        /// Every setting but the endpoint has a default that suits an iOS app.
         public init(
             endpoint: SyncEndpoint, window: Int? = nil, backoff: ReconnectBackoff = ReconnectBackoff(),
             backgroundDeadline: Duration = .seconds(25), leaseTimeout: Duration = .seconds(3),
@@ -68,13 +76,20 @@ public actor BeckonApp {
 
     /// The platform, through the ports (docs/design.md, "A portable core behind small ports").
     public struct Ports: Sendable {
+        /// Posts and removes notifications (`UserNotificationCenterAdapter` on iOS).
         public var notificationCenter: any NotificationCenterPort
+        /// Reports calls to the system (`CallKitReporter` on iOS).
         public var callReporter: any CallReporterPort
+        /// Buys time to finish in the background (`UIKitBackgroundTime` on iOS).
         public var backgroundTime: (any BackgroundTimePort)?
+        /// The clock every deadline runs on (`SystemClock`; a `ManualClock` in tests).
         public var clock: any ClientClock
+        /// The WebSocket (`URLSessionSyncTransport` on iOS).
         public var transport: any SyncTransport
+        /// Signals between the app and its extension (`DarwinProcessSignal` on iOS).
         public var processSignal: (any ProcessSignalPort)?
 
+        /// The platform's ports; on iOS, `BeckonApp(setup:callKit:renderer:)` fills them in.
         public init(
             notificationCenter: any NotificationCenterPort, callReporter: any CallReporterPort,
             backgroundTime: (any BackgroundTimePort)?, clock: any ClientClock, transport: any SyncTransport,
@@ -111,10 +126,13 @@ public actor BeckonApp {
         var session: SyncSession?
     }
 
+    /// The settings it was made with.
     public nonisolated let configuration: Configuration
+    /// The store shared with the extension: `messages()`, `message(id:)`, `badge()`.
     public nonisolated let store: ClientStore
-    public nonisolated let lock: LeaseLock
-    public nonisolated let presenter: NotificationPresenter
+    package nonisolated let lock: LeaseLock
+    package nonisolated let presenter: NotificationPresenter
+    /// Calls: tell it when a call stops ringing here (`callFinished(uuid:)`).
     public nonisolated let calls: CallCoordinator
     let ports: Ports
     private nonisolated let lifecycles = Locked<[any AppLifecyclePort]>([])
@@ -144,6 +162,8 @@ public actor BeckonApp {
         case barrier(CheckedContinuation<Void, Never>)
     }
 
+    /// An app from its parts, for any platform; on iOS, `BeckonApp(setup:callKit:renderer:)`
+    /// wires it. `renderer`: your text for a synced message.
     public init(
         configuration: Configuration, store: ClientStore, ports: Ports, renderer: MessageRenderer? = nil,
         jitter: JitterSource = JitterSource()
@@ -268,10 +288,10 @@ public actor BeckonApp {
     }
 
     /// The session that runs while the app is in front, if any.
-    public var foregroundSession: SyncSession? { reasons.contains(.foreground) ? live?.session : nil }
+    package var foregroundSession: SyncSession? { reasons.contains(.foreground) ? live?.session : nil }
 
     /// The router's state (for tests and diagnostics).
-    public var routerState: EntryPointRouter { router }
+    package var routerState: EntryPointRouter { router }
 
     // MARK: The loop
 

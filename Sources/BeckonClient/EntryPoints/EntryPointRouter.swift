@@ -5,8 +5,8 @@
 /// state only partly tells them apart: `inactive` means a tap only while the app is really
 /// coming to the front, which `appIsStarting` tracks (set at `willEnterForeground` and at a
 /// launch with a notification, cleared by every other transition).
-public struct EntryPointRouter: Hashable, Sendable {
-    public enum Event: Hashable, Sendable {
+package struct EntryPointRouter: Hashable, Sendable {
+    package enum Event: Hashable, Sendable {
         case didFinishLaunching(withNotification: Bool)
         case willEnterForeground
         case didBecomeActive
@@ -22,7 +22,7 @@ public struct EntryPointRouter: Hashable, Sendable {
         case networkAvailable
     }
 
-    public enum Action: Hashable, Sendable {
+    package enum Action: Hashable, Sendable {
         /// Hold a session for as long as the app is in front.
         case startForegroundSync
         case stopForegroundSync
@@ -42,18 +42,18 @@ public struct EntryPointRouter: Hashable, Sendable {
         case reconnectNow
     }
 
-    public private(set) var appIsStarting = false
-    public private(set) var isActive = false
-    public private(set) var isReady = false
+    package private(set) var appIsStarting = false
+    package private(set) var isActive = false
+    package private(set) var isReady = false
     /// A tap that came before the UI was ready; opened once it is.
-    public private(set) var pendingTap: NotificationTap?
+    package private(set) var pendingTap: NotificationTap?
     /// Taps opened since the app came to the front: one tap reported by two delegate methods
     /// opens once.
     private var opened: Set<String> = []
 
-    public init() {}
+    package init() {}
 
-    public mutating func handle(_ event: Event) -> [Action] {
+    package mutating func handle(_ event: Event) -> [Action] {
         switch event {
         case .didFinishLaunching(let withNotification):
             // Seed 001: a launch with a notification means an inactive app that follows is

@@ -4,6 +4,7 @@ import BeckonProtocol
 /// `userNotificationCenter(_:didReceive:)`: what the user did with a notification — opened it,
 /// dismissed it, or chose one of the app's actions (apns.md E.5).
 public struct NotificationResponse: Hashable, Sendable {
+    /// What the user did with the notification.
     public enum Action: Hashable, Sendable {
         /// The default action: the user opened the notification.
         case open
@@ -23,8 +24,10 @@ public struct NotificationResponse: Hashable, Sendable {
     public var identifier: String
     /// The notification's whole `userInfo`.
     public var userInfo: JSONValue
+    /// What the user did.
     public var action: Action
 
+    /// The response iOS reported (the bridge makes it from a `UNNotificationResponse`).
     public init(identifier: String, userInfo: JSONValue, action: Action) {
         self.identifier = identifier
         self.userInfo = userInfo

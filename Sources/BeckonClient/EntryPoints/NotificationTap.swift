@@ -12,6 +12,7 @@ public struct NotificationTap: Hashable, Sendable {
     /// The notification's whole `userInfo`.
     public var payload: JSONValue
 
+    /// A tap on the notification `identifier` whose `userInfo` is `payload`.
     public init(identifier: String?, payload: JSONValue) {
         self.identifier = identifier
         self.payload = payload

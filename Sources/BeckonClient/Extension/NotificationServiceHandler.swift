@@ -13,7 +13,9 @@ import Foundation
 /// messages it fetched, so the app never notifies them again; it waits for the lease only
 /// briefly, since the app may hold it (then the app records the alert in `willPresent`).
 public final class NotificationServiceHandler: Sendable {
+    /// How the extension works within iOS's limits (24 MB, 30 s; apns.md E.9).
     public struct Configuration: Sendable {
+        /// Memory and time the extension allows itself.
         public var budget: ExtensionBudget
         /// The device's content key (`content` strategy with sealing).
         public var sealKey: Data?
@@ -31,6 +33,7 @@ public final class NotificationServiceHandler: Sendable {
         /// list (`%d` = how many); give your localized text (rule 11).
         public var moreFormat: String
 
+        /// The defaults suit iOS's notification service extension.
         public init(
             budget: ExtensionBudget = ExtensionBudget(), sealKey: Data? = nil, canSuppress: Bool = false,
             leaseWait: Duration = .seconds(2), genericLocKey: String = NotificationPresenter.genericLocKey,
@@ -46,6 +49,7 @@ public final class NotificationServiceHandler: Sendable {
         }
     }
 
+    /// The settings it was made with.
     public let configuration: Configuration
     let fetcher: any MessageFetcherPort
     let clock: any ClientClock

@@ -1,13 +1,13 @@
 /// Proof of holding the lease: the only way to write the shared store (`ClientStore.write(as:)`).
 /// Release it when done; a guard dropped without release lets go too.
-public final class LeaseGuard: Sendable {
-    public let key: String
-    public let holder: LeaseHolder
+package final class LeaseGuard: Sendable {
+    package let key: String
+    package let holder: LeaseHolder
     /// The lease's generation when taken.
-    public let generation: Int64
+    package let generation: Int64
     /// Another process held the lease since this process last did: anything cached from the
     /// store (cursor, badge, ledger) must be read again.
-    public let isDirty: Bool
+    package let isDirty: Bool
 
     private let held = Locked(true)
     private let lock: LeaseLock
@@ -23,9 +23,9 @@ public final class LeaseGuard: Sendable {
     }
 
     /// False once released, or once the lock lost the lease or yielded it to the app.
-    public var isHeld: Bool { held.withLock { $0 } }
+    package var isHeld: Bool { held.withLock { $0 } }
 
-    public func release() async {
+    package func release() async {
         guard invalidate() else { return }
         await lock.release(id)
     }

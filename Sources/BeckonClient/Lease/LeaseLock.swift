@@ -25,7 +25,7 @@ public actor LeaseLock {
     }
 
     /// Why a holder lost the lease before releasing it.
-    public enum Revocation: Hashable, Sendable {
+    package enum Revocation: Hashable, Sendable {
         /// The app asked for it.
         case preempted
         /// Another process took it (this one stopped renewing: frozen, or too slow).
@@ -33,7 +33,7 @@ public actor LeaseLock {
     }
 
     public nonisolated let holder: LeaseHolder
-    public nonisolated let key: String
+    package nonisolated let key: String
     let store: ClientStore
     let clock: any ClientClock
     let signal: (any ProcessSignalPort)?
@@ -62,14 +62,14 @@ public actor LeaseLock {
     }
 
     /// The process-signal name the app posts when it wants the lease.
-    public nonisolated var wantedSignal: String { "beckon.lease.wanted.\(key)" }
+    package nonisolated var wantedSignal: String { "beckon.lease.wanted.\(key)" }
 
     /// Whether this process holds the lease now.
-    public var isHolding: Bool { !guards.isEmpty }
+    package var isHolding: Bool { !guards.isEmpty }
 
     /// Takes the lease, waiting at most `timeout`. The app asks the holder to yield; an
     /// extension queues behind the holder and older waiters. Throws `LeaseError.timedOut`.
-    public func acquire(timeout: Duration) async throws -> LeaseGuard {
+    package func acquire(timeout: Duration) async throws -> LeaseGuard {
         let deadline = clock.now().addingTimeInterval(timeout.timeInterval)
         var wait = timing.retryInitial
         while true {
@@ -102,7 +102,7 @@ public actor LeaseLock {
     }
 
     /// Runs `body` holding the lease, and releases it after.
-    public func withLease<Result: Sendable>(
+    package func withLease<Result: Sendable>(
         timeout: Duration, _ body: @Sendable (LeaseGuard) async throws -> Result
     ) async throws -> Result {
         let leaseGuard = try await acquire(timeout: timeout)
@@ -119,13 +119,13 @@ public actor LeaseLock {
     /// Called when the lease is taken from this process (the app asked, or another process took
     /// it): the work holding guards must stop and release them.
     @discardableResult
-    public func onRevocation(_ handler: @escaping @Sendable (Revocation) async -> Void) -> Int {
+    package func onRevocation(_ handler: @escaping @Sendable (Revocation) async -> Void) -> Int {
         nextHandlerID += 1
         revocationHandlers[nextHandlerID] = handler
         return nextHandlerID
     }
 
-    public func removeRevocationHandler(_ id: Int) {
+    package func removeRevocationHandler(_ id: Int) {
         revocationHandlers[id] = nil
     }
 

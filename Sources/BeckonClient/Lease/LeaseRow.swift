@@ -1,23 +1,23 @@
 /// The lease as stored: one row per key in the shared store (matrix-rust-sdk's
 /// `cross_process_lock.rs` design, docs/design.md "A lease, not a held file lock"). Times are
 /// milliseconds since 1970, read from the system clock by every process.
-public struct LeaseRow: Hashable, Sendable {
-    public var key: String
+package struct LeaseRow: Hashable, Sendable {
+    package var key: String
     /// Who holds it; nil once released.
-    public var holder: String?
+    package var holder: String?
     /// Who held it last, released or not: a take by anyone else moves the generation.
-    public var lastHolder: String?
+    package var lastHolder: String?
     /// The lease is void after this unless renewed.
-    public var expiresAt: Int64
+    package var expiresAt: Int64
     /// Moves whenever a different holder takes the lease: a holder that sees a new number knows
     /// another process wrote in between and its caches are stale.
-    public var generation: Int64
+    package var generation: Int64
     /// The main app asked for the lease (until `wantedUntil`): the holder yields, and no other
     /// extension may take it meanwhile.
-    public var wantedBy: String?
-    public var wantedUntil: Int64?
+    package var wantedBy: String?
+    package var wantedUntil: Int64?
 
-    public init(
+    package init(
         key: String, holder: String?, lastHolder: String?, expiresAt: Int64, generation: Int64,
         wantedBy: String? = nil, wantedUntil: Int64? = nil
     ) {

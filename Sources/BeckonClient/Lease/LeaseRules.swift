@@ -1,8 +1,8 @@
 /// The lease's decisions, pure: given the row as it is, who asks and the time, what the row
 /// becomes. `ClientStore+Lease` runs them inside one write transaction, which SQLite serialises
 /// across processes, so the decision and its write are atomic.
-public enum LeaseRules {
-    public enum TakeDecision: Hashable, Sendable {
+package enum LeaseRules {
+    package enum TakeDecision: Hashable, Sendable {
         /// The row to write. `preemptionRequested`: the app has asked for it; yield soon.
         case take(LeaseRow, preemptionRequested: Bool)
         case busy
@@ -15,7 +15,7 @@ public enum LeaseRules {
     ///   the app), or, for an extension, unless an older extension is still waiting in the
     ///   queue (`olderWaiterAlive`): extension instances take turns.
     /// - The generation moves only when the taker is not the last holder.
-    public static func take(
+    package static func take(
         _ row: LeaseRow?, key: String, by holder: LeaseHolder, now: Int64, duration: Int64, olderWaiterAlive: Bool
     ) -> TakeDecision {
         guard var row else {
@@ -43,7 +43,7 @@ public enum LeaseRules {
 
     /// The app asks for the lease until `until`. Nil when there is nothing to write: no row yet
     /// (the next take simply succeeds), or another standing request.
-    public static func request(_ row: LeaseRow?, by holder: LeaseHolder, now: Int64, until: Int64) -> LeaseRow? {
+    package static func request(_ row: LeaseRow?, by holder: LeaseHolder, now: Int64, until: Int64) -> LeaseRow? {
         guard holder.hasPriority, var row, row.holder != holder.name else { return nil }
         if row.isWanted(byOtherThan: holder.name, at: now) { return nil }
         row.wantedBy = holder.name
@@ -52,7 +52,7 @@ public enum LeaseRules {
     }
 
     /// The holder lets go. The row keeps `lastHolder`, so taking it again costs no generation.
-    public static func release(_ row: LeaseRow?, by holder: LeaseHolder) -> LeaseRow? {
+    package static func release(_ row: LeaseRow?, by holder: LeaseHolder) -> LeaseRow? {
         guard var row, row.holder == holder.name else { return nil }
         row.holder = nil
         row.expiresAt = 0

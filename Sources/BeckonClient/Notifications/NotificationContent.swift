@@ -5,20 +5,32 @@ import BeckonProtocol
 /// either literal (`title`, `body`) or a key of the app's Localizable.strings (`locKey`), as
 /// in an APNs alert (apns.md D.2).
 public struct NotificationContent: Hashable, Sendable {
+    /// The first line.
     public var title: String?
+    /// The line under the title.
     public var subtitle: String?
+    /// The text.
     public var body: String?
+    /// A key of the app's `Localizable.strings` for the title, when there is no `title`.
     public var titleLocKey: String?
+    /// The arguments of `titleLocKey`.
     public var titleLocArgs: [String]?
+    /// A key of the app's `Localizable.strings` for the text, when there is no `body`.
     public var locKey: String?
+    /// The arguments of `locKey`.
     public var locArgs: [String]?
+    /// Groups notifications of one conversation.
     public var threadID: String?
+    /// The category whose actions the notification offers.
     public var category: String?
+    /// The sound's name ("default" for the system's); nil: silent.
     public var sound: String?
+    /// The app icon's badge; nil: unchanged.
     public var badge: Int?
     /// Carried in `userInfo`, so a tap can be routed (the `beckon` object names the message).
     public var userInfo: [String: JSONValue]
 
+    /// Every field is optional; a notification with neither text nor key is never shown blank.
     public init(
         title: String? = nil, subtitle: String? = nil, body: String? = nil, titleLocKey: String? = nil,
         titleLocArgs: [String]? = nil, locKey: String? = nil, locArgs: [String]? = nil, threadID: String? = nil,

@@ -43,7 +43,7 @@ public actor NotificationPresenter {
     /// A new message arrived over sync: notify, unless it is read, expired, of a kind that does
     /// not notify, or already had a notification (here or in the extension).
     @discardableResult
-    public func present(_ message: SyncMessage, as writer: LeaseGuard) async -> Bool {
+    package func present(_ message: SyncMessage, as writer: LeaseGuard) async -> Bool {
         guard message.kind == .message, !message.read else { return false }
         if let expiresAt = message.expiresAt, expiresAt <= clock.now() { return false }
         if isForeground && !showsWhileForeground { return false }
@@ -73,7 +73,7 @@ public actor NotificationPresenter {
 
     /// These messages were read (here or elsewhere): remove exactly the notifications that
     /// show them — an alert that also stands for an unread message stays.
-    public func clear(messageIDs: [String], as writer: LeaseGuard) async {
+    package func clear(messageIDs: [String], as writer: LeaseGuard) async {
         guard !messageIDs.isEmpty else { return }
         try? store.markLedgerMessagesRead(messageIDs, as: writer)
         let entries = (try? store.ledgerEntries(sharingNotificationsWith: messageIDs)) ?? []
@@ -96,7 +96,7 @@ public actor NotificationPresenter {
 
     /// The server's `{"aps":{"badge":0}}` push cleared every notification (seed 000): the
     /// ledger follows, so nothing is believed showing.
-    public func clearAll(as writer: LeaseGuard?) async {
+    package func clearAll(as writer: LeaseGuard?) async {
         let showing = (try? store.showingNotifications()) ?? [:]
         await center.removeDelivered(identifiers: showing.keys.sorted())
         await center.setBadge(0)
@@ -110,7 +110,7 @@ public actor NotificationPresenter {
     /// but is gone (a badge-0 push the app never saw, the user dismissed it) is marked removed.
     /// Returns how many were.
     @discardableResult
-    public func reconcile(as writer: LeaseGuard) async -> Int {
+    package func reconcile(as writer: LeaseGuard) async -> Int {
         let delivered = await center.deliveredIdentifiers()
         let showing = (try? store.showingNotifications()) ?? [:]
         let gone = showing.keys.filter { !delivered.contains($0) }.sorted()
@@ -120,7 +120,7 @@ public actor NotificationPresenter {
 
     /// An alert is about to be shown while the app is in front (`willPresent`): show it only if
     /// it is news; record it when shown.
-    public func shouldPresent(identifier: String, messageIDs: [String], as writer: LeaseGuard?) async -> Bool {
+    package func shouldPresent(identifier: String, messageIDs: [String], as writer: LeaseGuard?) async -> Bool {
         if isForeground && !showsWhileForeground { return false }
         let read = (try? store.readIDs(among: messageIDs)) ?? []
         if !messageIDs.isEmpty && messageIDs.allSatisfy(read.contains) { return false }

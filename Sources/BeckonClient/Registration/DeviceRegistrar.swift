@@ -14,7 +14,9 @@ import FoundationNetworking
 /// `voipTokenChanged` from PushKit's `didUpdate`/`didInvalidatePushTokenFor`. Calls are serialized;
 /// a failed one is retried by the next.
 public actor DeviceRegistrar {
+    /// The server's base URL.
     public let baseURL: URL
+    /// What it tells the server about this install.
     public let registration: DeviceRegistration
     let credentials: any CredentialStore
     let userToken: @Sendable () async throws -> String

@@ -6,16 +6,21 @@ import Foundation
 public struct DeviceRegistration: Hashable, Sendable {
     /// Stable for the install: `identifierForVendor`, or a UUID the app keeps in the keychain.
     public var deviceID: String
+    /// The app's bundle id: the APNs topic.
     public var bundleID: String
     /// `sandbox` for a development build, `production` for TestFlight and the App Store: the APNs
     /// environment the app's tokens belong to (apns.md A.1).
     public var environment: String
+    /// What the server may rely on: the extension, the background modes (step 3's table).
     public var capabilities: DeviceCapabilities
+    /// The user's language, for the server's generic alert texts.
     public var locale: String?
+    /// The app's version, for the operator.
     public var appVersion: String?
     /// 32 random bytes the extension also holds, if the `content` strategy seals for this device.
     public var contentKey: Data?
 
+    /// `environment`: "sandbox" or "production", where the tokens come from.
     public init(
         deviceID: String, bundleID: String, environment: String, capabilities: DeviceCapabilities,
         locale: String? = nil, appVersion: String? = nil, contentKey: Data? = nil

@@ -4,6 +4,7 @@ public enum RegistrationError: Error, Hashable, Sendable {
     case userTokenRefused
     /// The server answered something else: its status and `error.code`, if any.
     case refused(status: Int, code: String?)
+    /// The request did not reach the server, or no answer came back.
     case transport(String)
     /// The keychain would not keep the credential (before the first unlock, apns.md E.9).
     case credentialNotSaved

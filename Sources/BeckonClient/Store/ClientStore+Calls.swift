@@ -4,7 +4,7 @@ import GRDB
 extension ClientStore {
     /// Records that a call ended (a `callEnded` frame), so a VoIP push for it that arrives late
     /// is reported and ended at once (docs/design.md, "Every VoIP push ends in a reported call").
-    public func recordCallEnded(_ callID: String, outcome: CallEndOutcome, as writer: LeaseGuard) throws {
+    package func recordCallEnded(_ callID: String, outcome: CallEndOutcome, as writer: LeaseGuard) throws {
         let now = nowMilliseconds
         try write(as: writer) { db in
             try db.execute(

@@ -3,7 +3,7 @@ import GRDB
 extension ClientStore {
     /// Takes or renews the lease (`LeaseRules.take`) in one transaction. An extension that does
     /// not get it keeps (or takes) its place in the queue; nil then.
-    public func takeLease(key: String, holder: LeaseHolder, duration: Duration) throws -> LeaseGrant? {
+    package func takeLease(key: String, holder: LeaseHolder, duration: Duration) throws -> LeaseGrant? {
         let now = nowMilliseconds
         // A waiter retries at most every `LeaseLock.Timing.retryMaximum`; one silent for longer
         // than this gave up or died, and loses its place.
@@ -37,7 +37,7 @@ extension ClientStore {
     }
 
     /// The app asks the holder to yield (`LeaseRules.request`).
-    public func requestLease(key: String, holder: LeaseHolder, for duration: Duration) throws {
+    package func requestLease(key: String, holder: LeaseHolder, for duration: Duration) throws {
         let now = nowMilliseconds
         try transaction { db in
             if let row = LeaseRules.request(
@@ -48,20 +48,20 @@ extension ClientStore {
         }
     }
 
-    public func releaseLease(key: String, holder: LeaseHolder) throws {
+    package func releaseLease(key: String, holder: LeaseHolder) throws {
         try transaction { db in
             if let row = LeaseRules.release(try Self.leaseRow(db, key: key), by: holder) { try Self.save(row, db) }
         }
     }
 
     /// Leaves the queue (an extension that stopped waiting).
-    public func leaveLeaseQueue(key: String, holder: LeaseHolder) throws {
+    package func leaveLeaseQueue(key: String, holder: LeaseHolder) throws {
         try transaction { db in
             try db.execute(sql: "DELETE FROM leaseWaiter WHERE key = ? AND holder = ?", arguments: [key, holder.name])
         }
     }
 
-    public func leaseRow(key: String) throws -> LeaseRow? {
+    package func leaseRow(key: String) throws -> LeaseRow? {
         try readTransaction { db in try Self.leaseRow(db, key: key) }
     }
 
@@ -87,7 +87,7 @@ extension ClientStore {
 
 extension ClientStore {
     /// The extensions waiting for the lease, oldest first (diagnostics and tests).
-    public func leaseWaiters(key: String) throws -> [String] {
+    package func leaseWaiters(key: String) throws -> [String] {
         try readTransaction { db in
             try String.fetchAll(db, sql: "SELECT holder FROM leaseWaiter WHERE key = ? ORDER BY ticket", arguments: [key])
         }

@@ -6,7 +6,7 @@ extension ClientStore {
     /// Records that notification `notificationID` shows `messageIDs`, unless any of them had a
     /// notification before: returns false then, and the caller shows nothing. The check and the
     /// record are one transaction, so app and extension cannot both win.
-    public func claimNotification(
+    package func claimNotification(
         _ notificationID: String, for messageIDs: [String], by role: SyncRole, as writer: LeaseGuard
     ) throws -> Bool {
         let now = nowMilliseconds
@@ -32,7 +32,7 @@ extension ClientStore {
     /// notification shows. An alert may replace the one shown under its identifier (one collapse
     /// id for every unseen message, design rule 11): that one's messages are recorded as showing
     /// again, in its place.
-    public func recordShown(
+    package func recordShown(
         _ notificationID: String, for messageIDs: [String], by role: SyncRole, as writer: LeaseGuard
     ) throws {
         let now = nowMilliseconds
@@ -51,7 +51,7 @@ extension ClientStore {
     }
 
     /// Marks these notifications removed (they stay in the ledger: never shown again).
-    public func markNotificationsRemoved(_ notificationIDs: [String], as writer: LeaseGuard) throws {
+    package func markNotificationsRemoved(_ notificationIDs: [String], as writer: LeaseGuard) throws {
         guard !notificationIDs.isEmpty else { return }
         let now = nowMilliseconds
         try write(as: writer) { db in
@@ -65,7 +65,7 @@ extension ClientStore {
 
     /// Notes that these messages were read, for the alerts that show them alongside unread ones
     /// (such an alert goes once all its messages are read).
-    public func markLedgerMessagesRead(_ messageIDs: [String], as writer: LeaseGuard) throws {
+    package func markLedgerMessagesRead(_ messageIDs: [String], as writer: LeaseGuard) throws {
         guard !messageIDs.isEmpty else { return }
         try write(as: writer) { db in
             for id in messageIDs {
@@ -77,7 +77,7 @@ extension ClientStore {
     /// Marks every showing notification removed; returns their ids (the badge-0 push clears
     /// them all on the device, seed 000).
     @discardableResult
-    public func markAllNotificationsRemoved(as writer: LeaseGuard) throws -> [String] {
+    package func markAllNotificationsRemoved(as writer: LeaseGuard) throws -> [String] {
         let now = nowMilliseconds
         return try write(as: writer) { db in
             let ids = try String.fetchAll(
@@ -88,6 +88,7 @@ extension ClientStore {
         }
     }
 
+    /// The notification shown for a message, if one was.
     public func ledgerEntry(messageID: String) throws -> LedgerEntry? {
         try read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM notificationLedger WHERE messageId = ?", arguments: [messageID])

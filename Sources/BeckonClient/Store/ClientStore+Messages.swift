@@ -8,7 +8,7 @@ extension ClientStore {
     /// the ack that follows is then true (design rule 9). A message already stored (a resend
     /// after a reconnect, or one the extension fetched) is not stored twice: its read state can
     /// only move from unread to read.
-    public func storeSynced(_ message: SyncMessage, as writer: LeaseGuard) throws -> StoreOutcome {
+    package func storeSynced(_ message: SyncMessage, as writer: LeaseGuard) throws -> StoreOutcome {
         let now = nowMilliseconds
         return try write(as: writer) { db in
             let wasRead = try Bool.fetchOne(db, sql: "SELECT isRead FROM message WHERE id = ?", arguments: [message.id])
@@ -35,7 +35,7 @@ extension ClientStore {
     /// Stores a message the extension fetched by id. The cursor does not move: only sync,
     /// which delivers in order, moves it. Returns whether it was new.
     @discardableResult
-    public func storeFetched(_ message: FetchedMessage, as writer: LeaseGuard) throws -> Bool {
+    package func storeFetched(_ message: FetchedMessage, as writer: LeaseGuard) throws -> Bool {
         let now = nowMilliseconds
         return try write(as: writer) { db in
             try db.execute(
@@ -52,7 +52,7 @@ extension ClientStore {
     /// as pending read markers until a `read` frame carried them to the server. Returns the ids
     /// that were stored and unread before.
     @discardableResult
-    public func markRead(_ ids: [String], locally: Bool, as writer: LeaseGuard) throws -> [String] {
+    package func markRead(_ ids: [String], locally: Bool, as writer: LeaseGuard) throws -> [String] {
         guard !ids.isEmpty else { return [] }
         let now = nowMilliseconds
         return try write(as: writer) { db in
@@ -77,7 +77,7 @@ extension ClientStore {
         }
     }
 
-    public func removePendingReads(_ ids: [String], as writer: LeaseGuard) throws {
+    package func removePendingReads(_ ids: [String], as writer: LeaseGuard) throws {
         guard !ids.isEmpty else { return }
         try write(as: writer) { db in
             for id in ids { try db.execute(sql: "DELETE FROM pendingRead WHERE messageId = ?", arguments: [id]) }
@@ -94,12 +94,13 @@ extension ClientStore {
         try read { db in try Int.fetchOne(db, sql: "SELECT badge FROM syncState WHERE id = 1") ?? 0 }
     }
 
-    public func setBadge(_ badge: Int, as writer: LeaseGuard) throws {
+    package func setBadge(_ badge: Int, as writer: LeaseGuard) throws {
         try write(as: writer) { db in
             try db.execute(sql: "UPDATE syncState SET badge = ? WHERE id = 1", arguments: [max(0, badge)])
         }
     }
 
+    /// One stored message; nil when the device does not have it (or pruned it).
     public func message(id: String) throws -> StoredMessage? {
         try read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM message WHERE id = ?", arguments: [id]).map(Self.message)

@@ -3,7 +3,7 @@ import GRDB
 extension ClientStore {
     /// Removes what `retention` no longer keeps, in one transaction (`StoreRetention` says what).
     @discardableResult
-    public func prune(_ retention: StoreRetention, as writer: LeaseGuard) throws -> PruneOutcome {
+    package func prune(_ retention: StoreRetention, as writer: LeaseGuard) throws -> PruneOutcome {
         let now = nowMilliseconds
         let messageCutoff = now - retention.messageAge.milliseconds
         let recordCutoff = now - retention.recordAge.milliseconds
@@ -48,7 +48,7 @@ extension ClientStore {
 
     /// Prunes if the last pruning was `retention.interval` ago or more; nil when not due.
     @discardableResult
-    public func pruneIfDue(_ retention: StoreRetention, as writer: LeaseGuard) throws -> PruneOutcome? {
+    package func pruneIfDue(_ retention: StoreRetention, as writer: LeaseGuard) throws -> PruneOutcome? {
         let last = try read { db in try Int64.fetchOne(db, sql: "SELECT prunedAt FROM syncState WHERE id = 1") } ?? 0
         guard nowMilliseconds - last >= retention.interval.milliseconds else { return nil }
         return try prune(retention, as: writer)

@@ -24,6 +24,7 @@ public final class ClientStore: Sendable {
     /// protection class).
     private let around: @Sendable (_ path: String, _ open: () throws -> Void) throws -> Void
     let clock: any ClientClock
+    /// The database file.
     public let path: String
 
     /// Whether `suspend()` and `resume()` do anything (see there).
@@ -109,6 +110,7 @@ public final class ClientStore: Sendable {
         NotificationCenter.default.post(name: Database.suspendNotification, object: self)
     }
 
+    /// Lets the store take locks again after `suspend()`; the SDK calls it at each entry point.
     public func resume() {
         guard observesSuspension else { return }
         NotificationCenter.default.post(name: Database.resumeNotification, object: self)
@@ -127,7 +129,7 @@ public final class ClientStore: Sendable {
     /// A write transaction, refused unless `writer` holds the lease at the moment it commits.
     /// The check is inside the transaction, and SQLite runs one write transaction at a time
     /// across processes, so no other process can take the lease between check and commit.
-    public func write<Result>(as writer: LeaseGuard, _ body: (Database) throws -> Result) throws -> Result {
+    package func write<Result>(as writer: LeaseGuard, _ body: (Database) throws -> Result) throws -> Result {
         guard writer.isHeld else { throw ClientStoreError.notLeaseHolder }
         return try transaction { db in
             let holder = try String.fetchOne(db, sql: "SELECT holder FROM lease WHERE key = ?", arguments: [writer.key])

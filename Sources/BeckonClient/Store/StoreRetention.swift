@@ -19,6 +19,7 @@ public struct StoreRetention: Hashable, Sendable {
     /// Default one day.
     public var interval: Duration
 
+    /// The defaults: 30 days, 5,000 messages, a week of notification and call records, daily.
     public init(
         messageAge: Duration = .seconds(30 * 86_400), maximumMessages: Int = 5_000, recordAge: Duration = .seconds(7 * 86_400),
         interval: Duration = .seconds(86_400)

@@ -8,19 +8,19 @@ import Foundation
 /// Writes go through `writer`, the lease guard: when the lease is lost or the app preempts this
 /// extension, the store refuses the next write and the session stops (docs/design.md, "Sync
 /// roles").
-public actor SyncSession {
-    public struct Configuration: Sendable {
-        public var endpoint: SyncEndpoint
-        public var role: SyncRole
+package actor SyncSession {
+    package struct Configuration: Sendable {
+        package var endpoint: SyncEndpoint
+        package var role: SyncRole
         /// `hello.window`: messages the device accepts unacknowledged (nil: the server's default).
-        public var window: Int?
-        public var backoff: ReconnectBackoff
+        package var window: Int?
+        package var backoff: ReconnectBackoff
         /// A connect that has not completed by then counts as failed.
-        public var connectTimeout: Duration
+        package var connectTimeout: Duration
         /// After `bye`, how long to wait for the server's close before closing ourselves.
-        public var byeTimeout: Duration
+        package var byeTimeout: Duration
 
-        public init(
+        package init(
             endpoint: SyncEndpoint, role: SyncRole, window: Int? = nil, backoff: ReconnectBackoff = ReconnectBackoff(),
             connectTimeout: Duration = .seconds(15), byeTimeout: Duration = .seconds(2)
         ) {
@@ -40,7 +40,7 @@ public actor SyncSession {
         case reconnectTimer(Int)
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     let store: ClientStore
     let writer: LeaseGuard
     let transport: any SyncTransport
@@ -62,11 +62,11 @@ public actor SyncSession {
     private var caughtUpOnce = false
 
     /// Why it stopped, once it has.
-    public private(set) var stopReason: SyncStopReason?
+    package private(set) var stopReason: SyncStopReason?
     /// Messages stored during this session that the device did not have.
-    public private(set) var newMessageCount = 0
+    package private(set) var newMessageCount = 0
 
-    public init(
+    package init(
         configuration: Configuration, store: ClientStore, writer: LeaseGuard, transport: any SyncTransport,
         clock: any ClientClock, presenter: NotificationPresenter?, calls: CallCoordinator?,
         jitter: JitterSource = JitterSource()
@@ -84,31 +84,31 @@ public actor SyncSession {
     }
 
     /// Connects, and keeps connecting until stopped.
-    public func start() {
+    package func start() {
         guard runner == nil else { return }
         runner = Task { await self.run() }
         inboxContinuation.yield(.machine(.start))
     }
 
     /// Says `bye` and closes (the app leaves the foreground, or the work is done).
-    public nonisolated func stop() {
+    package nonisolated func stop() {
         inboxContinuation.yield(.machine(.stop))
     }
 
     /// Reconnects now if waiting to: the network came back, or a push says the server has
     /// something (a backoff that grew offline would otherwise wait up to its maximum).
-    public nonisolated func reconnectNow() {
+    package nonisolated func reconnectNow() {
         inboxContinuation.yield(.machine(.reconnectNow))
     }
 
     /// Stops at once: the app took over (this is the extension's session).
-    public nonisolated func preempt() {
+    package nonisolated func preempt() {
         inboxContinuation.yield(.machine(.preempt))
     }
 
     /// Stops and waits until it has.
     @discardableResult
-    public func stopAndWait() async -> SyncStopReason {
+    package func stopAndWait() async -> SyncStopReason {
         stop()
         return await untilStopped()
     }
@@ -116,28 +116,28 @@ public actor SyncSession {
     /// The user read these here, and the store has them as pending read markers
     /// (`ClientStore.markRead(_:locally:as:)`): send them now if connected; otherwise they go
     /// after the next `welcome`.
-    public nonisolated func sendReadMarkers(_ ids: [String]) {
+    package nonisolated func sendReadMarkers(_ ids: [String]) {
         inboxContinuation.yield(.machine(.markedRead(ids)))
     }
 
     /// Waits until every message the server had at `welcome` is stored (true), or the session
     /// stopped first (false).
-    public func untilCaughtUp() async -> Bool {
+    package func untilCaughtUp() async -> Bool {
         if caughtUpOnce { return true }
         if stopReason != nil { return false }
         return await withCheckedContinuation { caughtUpWaiters.append($0) }
     }
 
-    public func untilStopped() async -> SyncStopReason {
+    package func untilStopped() async -> SyncStopReason {
         if let stopReason { return stopReason }
         return await withCheckedContinuation { stopWaiters.append($0) }
     }
 
     /// The machine's state (for tests and diagnostics).
-    public var state: SyncSessionStateMachine.State { machine.state }
+    package var state: SyncSessionStateMachine.State { machine.state }
 
     /// Every event from now on.
-    public func events() -> AsyncStream<SyncSessionEvent> {
+    package func events() -> AsyncStream<SyncSessionEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: SyncSessionEvent.self)
         if let stopReason {
             continuation.yield(.stopped(stopReason))

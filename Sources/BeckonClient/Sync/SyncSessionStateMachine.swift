@@ -10,8 +10,8 @@ import Foundation
 /// - A message is acknowledged only after `persisted` says its write committed, never before.
 /// - A read message never notifies, and a notification for it is cleared.
 /// - After a drop it connects again with backoff and jitter; never after 4002, 4003, 4008.
-public struct SyncSessionStateMachine: Sendable {
-    public enum State: Hashable, Sendable {
+package struct SyncSessionStateMachine: Sendable {
+    package enum State: Hashable, Sendable {
         case idle
         case connecting(attempt: Int)
         case awaitingWelcome(attempt: Int, cursor: Int64)
@@ -22,20 +22,20 @@ public struct SyncSessionStateMachine: Sendable {
         case stopped(SyncStopReason)
     }
 
-    public struct Streaming: Hashable, Sendable {
-        public var sessionID: String
+    package struct Streaming: Hashable, Sendable {
+        package var sessionID: String
         /// The newest sequence the server has told of (`welcome.lastSequence`, then each
         /// message).
-        public var lastSequence: Int64
+        package var lastSequence: Int64
         /// `welcome.lastSequence`: messages up to it are in the welcome's badge already.
-        public var welcomeSequence: Int64
+        package var welcomeSequence: Int64
         /// The highest sequence committed to the store.
-        public var storedUpTo: Int64
-        public var badge: Int
-        public var caughtUp: Bool
+        package var storedUpTo: Int64
+        package var badge: Int
+        package var caughtUp: Bool
     }
 
-    public enum Input: Hashable, Sendable {
+    package enum Input: Hashable, Sendable {
         case start
         /// The socket is open; `cursor` is the store's.
         case transportOpened(cursor: Int64)
@@ -59,7 +59,7 @@ public struct SyncSessionStateMachine: Sendable {
         case preempt
     }
 
-    public enum Effect: Hashable, Sendable {
+    package enum Effect: Hashable, Sendable {
         case connect
         case send(SyncClientFrame)
         /// Write the message (deduplicating by id) and feed back `persisted`.
@@ -79,13 +79,13 @@ public struct SyncSessionStateMachine: Sendable {
         case stopped(SyncStopReason)
     }
 
-    public let role: SyncRole
-    public let window: Int?
-    public let backoff: ReconnectBackoff
-    public private(set) var state: State = .idle
+    package let role: SyncRole
+    package let window: Int?
+    package let backoff: ReconnectBackoff
+    package private(set) var state: State = .idle
     private var jitter: JitterSource
 
-    public init(role: SyncRole, window: Int? = nil, backoff: ReconnectBackoff = ReconnectBackoff(), jitter: JitterSource) {
+    package init(role: SyncRole, window: Int? = nil, backoff: ReconnectBackoff = ReconnectBackoff(), jitter: JitterSource) {
         self.role = role
         self.window = window
         self.backoff = backoff
@@ -93,9 +93,9 @@ public struct SyncSessionStateMachine: Sendable {
     }
 
     /// A close frame this client sends when the server breaks the protocol (RFC 6455: 1002).
-    public static let protocolErrorCloseCode: UInt16 = 1002
+    package static let protocolErrorCloseCode: UInt16 = 1002
 
-    public mutating func handle(_ input: Input) -> [Effect] {
+    package mutating func handle(_ input: Input) -> [Effect] {
         switch (state, input) {
         case (.idle, .start):
             state = .connecting(attempt: 0)
