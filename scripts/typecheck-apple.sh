@@ -191,6 +191,25 @@ for ((i = 0; i < n; i++)); do say "$TMP/4-$i"; done
     APP_CODE=1 typecheck "$ex: notification service extension" ext -typecheck -module-name NotificationService \
         "$ex"/Shared/*.swift "$ex"/NotificationService/*.swift
     wait
+    # docs/client-sdk.md shows these files: each ```swift block right after `<!-- example: PATH -->`
+    # must be PATH as it is, so the page never drifts from what is checked.
+    rc=0
+    python3 - docs/client-sdk.md >"$TMP/examples-in-docs.log" 2>&1 <<'PY' || rc=$?
+import re, sys
+lines = open(sys.argv[1]).read().split('\n')
+shown, stale = 0, []
+for i, line in enumerate(lines):
+    m = re.fullmatch(r'\s*<!-- example: (\S+) -->\s*', line)
+    if not m:
+        continue
+    end = lines.index('```', i + 2)
+    shown += 1
+    if '\n'.join(lines[i + 2:end]) != open(m.group(1)).read().rstrip('\n'):
+        stale.append(f'{sys.argv[1]}:{i + 1}: the block differs from {m.group(1)}')
+print('\n'.join(stale) if stale else f'{shown} files shown as they are')
+sys.exit(1 if stale or not shown else 0)
+PY
+    report "docs/client-sdk.md shows $ex's files as they are" $rc "$TMP/examples-in-docs.log"
 } >"$TMP/5" 2>&1
 say "$TMP/5"
 
