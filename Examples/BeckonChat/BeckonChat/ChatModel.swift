@@ -11,15 +11,27 @@ final class ChatModel {
     private(set) var opened: String?
     @ObservationIgnored var app: BeckonApp?
 
+    /// Follows the app for as long as the view is on screen (SwiftUI's `task`).
     func follow() async {
         guard let app else { return }
         reload(app)
-        for await update in await app.updates() {
-            switch update {
-            case .connected: status = "Chats"
-            case .disconnected, .stopped: status = "Waiting for network…"
-            case .stored(_, isNew: true), .readElsewhere: reload(app)
-            default: break
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { @MainActor in
+                for await state in await app.connectionStates() {
+                    self.status = switch state {
+                    case .connected: "Chats"
+                    case .connecting: "Connecting…"
+                    case .idle: "Offline"
+                    }
+                }
+            }
+            group.addTask { @MainActor in
+                for await update in await app.updates() {
+                    switch update {
+                    case .stored(_, isNew: true), .readElsewhere: self.reload(app)
+                    default: break
+                    }
+                }
             }
         }
     }

@@ -152,6 +152,7 @@ public actor BeckonApp {
     private let inboxContinuation: AsyncStream<Input>.Continuation
     private var runner: Task<Void, Never>?
     private var updateObservers: [Int: AsyncStream<SyncSessionEvent>.Continuation] = [:]
+    private var stateObservers: [Int: AsyncStream<ConnectionState>.Continuation] = [:]
     private var nextObserverID = 0
 
     private enum Input: Sendable {
@@ -221,8 +222,41 @@ public actor BeckonApp {
 
     private func stopUpdates(_ id: Int) { updateObservers[id] = nil }
 
-    private func forward(_ event: SyncSessionEvent) {
+    /// Whether the app is connected now.
+    public private(set) var connectionState = ConnectionState.idle
+
+    /// The connection's state now, then each change, for as long as the stream is iterated: a
+    /// status line's one source (a slow reader gets the newest).
+    public func connectionStates() -> AsyncStream<ConnectionState> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: ConnectionState.self, bufferingPolicy: .bufferingNewest(1))
+        nextObserverID += 1
+        let id = nextObserverID
+        stateObservers[id] = continuation
+        continuation.yield(connectionState)
+        continuation.onTermination = { [weak self] _ in Task { await self?.stopStates(id) } }
+        return stream
+    }
+
+    private func stopStates(_ id: Int) { stateObservers[id] = nil }
+
+    private func setConnection(_ state: ConnectionState) {
+        guard state != connectionState else { return }
+        connectionState = state
+        for observer in stateObservers.values { observer.yield(state) }
+    }
+
+    /// Only the app's current session moves the connection's state: a session that was replaced
+    /// may report its end after the next one started.
+    private func forward(_ event: SyncSessionEvent, from session: SyncSession) {
         for observer in updateObservers.values { observer.yield(event) }
+        let current = live?.session === session
+        switch event {
+        case .connected where current: setConnection(.connected)
+        case .disconnected where current: setConnection(.connecting)
+        case .stopped where current || live == nil: setConnection(.idle)
+        default: break
+        }
     }
 
     /// Returns once every event reported before has been handled (not the background work it
@@ -456,8 +490,9 @@ public actor BeckonApp {
             calls: calls, jitter: JitterSource(seed: UInt64(bitPattern: Int64(nextRunID)) &+ 0x5EED))
         let opened = Live(session: session, writer: writer)
         live = opened
+        setConnection(.connecting)
         let events = await session.events()
-        Task { for await event in events { await self.forward(event) } }
+        Task { for await event in events { await self.forward(event, from: session) } }
         await session.start()
         Task { await self.watch(session) }
         return opened

@@ -38,6 +38,35 @@ import Testing
         #expect(seen.withLock { $0 }.contains { if case .connected = $0 { true } else { false } })
     }
 
+    /// Issue 37: a status line follows the app's connection: idle until a session starts,
+    /// connecting, connected, connecting again after a drop, and idle once the app leaves.
+    @Test func theConnectionStateFollowsTheAppsSession() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let states = Locked<[ConnectionState]>([])
+        let stream = await harness.app.connectionStates()
+        let reader = Task { for await state in stream { states.withLock { $0.append(state) } } }
+        defer { reader.cancel() }
+        try await eventually("the state now, at once") { states.withLock { $0 } == [.idle] }
+        harness.app.handle(.didFinishLaunching(remoteNotification: nil))
+        harness.app.handle(.willEnterForeground)
+        harness.app.handle(.didBecomeActive)
+        let first = try await harness.serve(0, lastSequence: 0)
+        try await eventually("connected") { await harness.app.connectionState == .connected }
+        first.serverClose(1006)  // the network drops
+        try await eventually("reconnecting") { await harness.app.connectionState == .connecting }
+        try await harness.clock.advance(by: .milliseconds(100), until: "the next attempt") { harness.transport.attemptCount == 2 }
+        let second = try await harness.serve(1, lastSequence: 0)
+        try await eventually("connected again") { await harness.app.connectionState == .connected }
+        harness.app.handle(.willResignActive)
+        harness.app.handle(.didEnterBackground)
+        try await harness.closeAfterBye(second)
+        try await eventually("idle once the app left") { await harness.app.connectionState == .idle }
+        try await eventually("every change streamed") {
+            states.withLock { $0 } == [.idle, .connecting, .connected, .connecting, .connected, .idle]
+        }
+    }
+
     @Test func nothingNewIsNoData() async throws {
         let harness = try AppHarness.make()
         defer { harness.test.remove() }
