@@ -16,6 +16,9 @@ public struct BeckonSetup: Sendable {
     public var appGroup: String
     /// Where the device credential is kept: the keychain access group both targets share.
     public var credentials: KeychainCredentialStore
+    /// Where the install's id is kept, beside the credential and as it is: readable from the first
+    /// unlock, never restored onto another phone (a new install there registers anew).
+    public var installationIDs: KeychainCredentialStore
 
     /// `keychainAccessGroup`: the group with its team prefix (`TEAMID.com.example.chat`), listed
     /// in both targets' Keychain Sharing capability.
@@ -23,6 +26,7 @@ public struct BeckonSetup: Sendable {
         self.server = server
         self.appGroup = appGroup
         self.credentials = KeychainCredentialStore(accessGroup: keychainAccessGroup)
+        self.installationIDs = KeychainCredentialStore(accessGroup: keychainAccessGroup, account: "installation-id")
     }
 
     /// The sync WebSocket: the server's URL with `wss` for `https` (`ws` for `http`), at `/v1/sync`.
@@ -34,20 +38,17 @@ public struct BeckonSetup: Sendable {
         return SyncEndpoint(url: url, credential: "", subprotocol: SyncProtocol.subprotocol)
     }
 
+    /// The APNs environment of this build's tokens, `"sandbox"` or `"production"`, from the
+    /// embedded provisioning profile (apns.md B.2: it follows the profile, not Debug or Release).
+    public static func apnsEnvironment() -> String {
+        let url = Bundle.main.url(forResource: "embedded", withExtension: "mobileprovision")
+        return ProvisioningProfile.apnsEnvironment(profile: url.flatMap { try? Data(contentsOf: $0) })
+    }
+
     /// The store both targets share, in the App Group's container (`ClientStore.appGroup`).
     /// Throws only when the App Group is missing from the target's entitlements.
     public func store() throws -> ClientStore {
         try ClientStore.appGroup(appGroup)
-    }
-
-    /// A stable id for this install, kept in the App Group's defaults: the same across launches,
-    /// a new one after a reinstall (which is a new registration, with new tokens).
-    public func installationID() -> String {
-        let defaults = UserDefaults(suiteName: appGroup) ?? .standard
-        if let id = defaults.string(forKey: "beckon.installationID") { return id }
-        let id = UUID().uuidString
-        defaults.set(id, forKey: "beckon.installationID")
-        return id
     }
 }
 #endif

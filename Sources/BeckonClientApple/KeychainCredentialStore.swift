@@ -35,6 +35,11 @@ public struct KeychainCredentialStore: CredentialStore {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// The credential, nil when none is kept; throws `.unavailable` before the first unlock.
+    public func load() throws -> String? {
+        do { return try credential() } catch KeychainError.notFound { return nil }
+    }
+
     /// Keeps the credential the server issued, replacing one kept before.
     public func save(_ credential: String) throws {
         var attributes = item

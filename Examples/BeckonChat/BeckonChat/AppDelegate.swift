@@ -28,8 +28,9 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, @preconcurrency UNU
         network = NetworkPathObserver(app: app)      // back online: reconnect now, not at the backoff
         UNUserNotificationCenter.current().delegate = self   // before launch ends (apns.md E.9)
 
+        // The install's id and the APNs environment (from the provisioning profile) come from the SDK.
         let registrar = DeviceRegistrar(
-            setup: .chat, environment: Self.apnsEnvironment,
+            setup: .chat,
             capabilities: DeviceCapabilities(notificationServiceExtension: true, backgroundModes: ["remote-notification", "voip"]),
             userToken: { try await Backend.userToken() })
         self.registrar = registrar
@@ -38,7 +39,6 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, @preconcurrency UNU
             .incoming(push)
         }
         bridge.didFinishLaunching(options: options)
-        Task { await RemoteNotificationsSetup.requestPermissionAndRegister() }
         return true
     }
 
@@ -64,22 +64,14 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, @preconcurrency UNU
         // nil: not Beckon's (your own reminders, say); present it as you choose.
         await bridge.willPresent(notification) ?? [.banner, .list, .sound]
     }
-
-    /// A development build's tokens are the sandbox's; TestFlight's and the App Store's production's.
-    static var apnsEnvironment: String {
-        #if DEBUG
-            "sandbox"
-        #else
-            "production"
-        #endif
-    }
 }
 
 /// Your backend: it signs a user token for the signed-in user with the app's `user-token-secret`
 /// (docs/client-sdk.md, step 4). Only registration asks for one.
 enum Backend {
     static func userToken() async throws -> String {
-        let (data, _) = try await URLSession.shared.data(from: URL(string: "https://api.example.com/beckon-token")!)
+        let (data, response) = try await URLSession.shared.data(from: URL(string: "https://api.example.com/beckon-token")!)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw URLError(.userAuthenticationRequired) }
         return String(decoding: data, as: UTF8.self)
     }
 }

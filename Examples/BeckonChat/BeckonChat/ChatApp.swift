@@ -13,6 +13,11 @@ struct ChatApp: App {
                     // The UI can open a message now: a tap that launched the app is opened once, here.
                     delegate.bridge.ready { tap in delegate.model.open(tap) }
                 }
+                .task {
+                    // In front, once the user can see why: ask to show notifications (once; later
+                    // launches only register again, as Apple asks at every launch).
+                    await RemoteNotificationsSetup.requestPermissionAndRegister()
+                }
         }
     }
 }

@@ -19,6 +19,9 @@ public actor DeviceRegistrar {
     /// What it tells the server about this install.
     public let registration: DeviceRegistration
     let credentials: any CredentialStore
+    /// Where a minted install id is kept, when `registration.deviceID` is empty.
+    let installationIDs: (any CredentialStore)?
+    private var deviceID: String?
     let userToken: @Sendable () async throws -> String
     let timeout: TimeInterval
     private var remoteToken: Data?
@@ -26,13 +29,19 @@ public actor DeviceRegistrar {
 
     /// `userToken`: asks the app's backend for a user token (an HS256 JWT it signs for this user,
     /// docs/client-sdk.md step 4); called only to register.
+    /// `installationIDs`: where to keep the install's id when `registration.deviceID` is empty
+    /// (read, or minted and kept, at the first call: never before the first unlock).
     public init(
         baseURL: URL, registration: DeviceRegistration, credentials: any CredentialStore,
-        timeout: TimeInterval = 20, userToken: @escaping @Sendable () async throws -> String
+        installationIDs: (any CredentialStore)? = nil, timeout: TimeInterval = 20,
+        userToken: @escaping @Sendable () async throws -> String
     ) {
         self.baseURL = baseURL
         self.registration = registration
         self.credentials = credentials
+        self.installationIDs = installationIDs
+        precondition(!registration.deviceID.isEmpty || installationIDs != nil, "a device id, or a store to keep one in")
+        self.deviceID = registration.deviceID.isEmpty ? nil : registration.deviceID
         self.timeout = timeout
         self.userToken = userToken
     }
@@ -51,10 +60,15 @@ public actor DeviceRegistrar {
 
     /// Tells the server the tokens and fields as they are now: an update with the credential
     /// kept, or a registration when there is none or the server no longer knows it.
+    /// Before the first unlock nothing can be read, so nothing is sent (`credentialUnavailable`):
+    /// the next token, after the unlock, registers.
     public func sync() async throws(RegistrationError) {
-        if let credential = try? credentials.credential(), !credential.isEmpty {
+        let deviceID = try resolveDeviceID()
+        let kept: String?
+        do { kept = try credentials.load() } catch { throw .credentialUnavailable }
+        if let credential = kept, !credential.isEmpty {
             let (status, body) = try await send(
-                "PUT", path: ["v1", "devices", registration.deviceID], bearer: credential, body: fields(includingID: false))
+                "PUT", path: ["v1", "devices", deviceID], bearer: credential, body: fields(deviceID: nil))
             switch status {
             case 200: return
             case 401, 404: break  // Replaced, revoked or deleted: register anew.
@@ -63,7 +77,7 @@ public actor DeviceRegistrar {
         }
         let token: String
         do { token = try await userToken() } catch { throw .userTokenRefused }
-        let (status, body) = try await send("POST", path: ["v1", "devices"], bearer: token, body: fields(includingID: true))
+        let (status, body) = try await send("POST", path: ["v1", "devices"], bearer: token, body: fields(deviceID: deviceID))
         guard status == 201 else {
             throw status == 401 ? .userTokenRefused : .refused(status: status, code: Self.code(body))
         }
@@ -73,14 +87,29 @@ public actor DeviceRegistrar {
         do { try credentials.save(credential) } catch { throw .credentialNotSaved }
     }
 
-    /// The JSON of `DeviceRegistration`/`DeviceUpdate` (openapi.yaml): the tokens always restated.
-    private func fields(includingID: Bool) -> JSONValue {
+    /// The install's id: given, or kept in `installationIDs`, or minted and kept there now.
+    private func resolveDeviceID() throws(RegistrationError) -> String {
+        if let deviceID { return deviceID }
+        guard let installationIDs else { preconditionFailure("checked in init") }
+        let kept: String?
+        do { kept = try installationIDs.load() } catch { throw .credentialUnavailable }
+        let id = kept ?? UUID().uuidString.lowercased()
+        if kept == nil {
+            do { try installationIDs.save(id) } catch { throw .credentialNotSaved }
+        }
+        deviceID = id
+        return id
+    }
+
+    /// The JSON of `DeviceRegistration` (with `deviceID`) or `DeviceUpdate` (openapi.yaml): the
+    /// tokens always restated.
+    private func fields(deviceID: String?) -> JSONValue {
         var tokens: [String: JSONValue] = [:]
         if let remoteToken { tokens["remote"] = .string(Self.hex(remoteToken)) }
         if let voipToken { tokens["voip"] = .string(Self.hex(voipToken)) }
         var object: [String: JSONValue] = ["tokens": .object(tokens), "capabilities": registration.capabilities.json]
-        if includingID {
-            object["deviceId"] = .string(registration.deviceID)
+        if let deviceID {
+            object["deviceId"] = .string(deviceID)
             object["bundleId"] = .string(registration.bundleID)
             object["environment"] = .string(registration.environment)
         }

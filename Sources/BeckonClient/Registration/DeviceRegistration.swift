@@ -4,7 +4,8 @@ import Foundation
 /// What the server is told about this install (`POST /v1/devices`, docs/client-sdk.md step 4).
 /// The tokens are not here: `DeviceRegistrar` sends the newest iOS gave it.
 public struct DeviceRegistration: Hashable, Sendable {
-    /// Stable for the install: `identifierForVendor`, or a UUID the app keeps in the keychain.
+    /// Stable for the install. Empty: the registrar mints a UUID at its first registration and
+    /// keeps it in its `installationIDs` store (`DeviceRegistrar(setup:…)` does so).
     public var deviceID: String
     /// The app's bundle id: the APNs topic.
     public var bundleID: String

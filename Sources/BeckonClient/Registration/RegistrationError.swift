@@ -8,4 +8,7 @@ public enum RegistrationError: Error, Hashable, Sendable {
     case transport(String)
     /// The keychain would not keep the credential (before the first unlock, apns.md E.9).
     case credentialNotSaved
+    /// The keychain cannot be read yet (before the first unlock): nothing was sent, since
+    /// registering again would make a second device of this install.
+    case credentialUnavailable
 }

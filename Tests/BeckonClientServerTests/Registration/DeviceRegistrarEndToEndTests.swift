@@ -8,12 +8,18 @@ import Testing
 
 /// Issue 37: the SDK registers the install and keeps its tokens current, against a real node.
 @Suite struct DeviceRegistrarEndToEndTests {
-    /// The keychain, in memory.
+    /// The keychain, in memory; `locked` plays the phone before its first unlock.
     final class MemoryCredentials: CredentialStore {
+        struct Unavailable: Error {}
         let value = Locked<String?>(nil)
+        let locked = Locked(false)
         func credential() throws -> String {
-            guard let credential = value.withLock({ $0 }) else { throw CocoaError(.fileReadNoSuchFile) }
+            guard let credential = try load() else { throw CocoaError(.fileReadNoSuchFile) }
             return credential
+        }
+        func load() throws -> String? {
+            if locked.withLock({ $0 }) { throw Unavailable() }
+            return value.withLock { $0 }
         }
         func save(_ credential: String) throws { value.withLock { $0 = credential } }
         func delete() throws { value.withLock { $0 = nil } }
@@ -86,6 +92,45 @@ import Testing
                 try await registrar.remoteTokenChanged(Data(repeating: 0xab, count: 32))
             }
             #expect((try? credentials.credential()) == nil)
+        }
+    }
+
+    /// Before the first unlock after a restart iOS may launch the app (a VoIP push) with the
+    /// keychain unreadable: nothing is sent, so the install does not become a second device; after
+    /// the unlock it registers once, with an install id minted then and kept for later launches.
+    @Test func beforeTheFirstUnlockNothingIsRegisteredAndAfterItOnceWithAKeptID() async throws {
+        try await ClientTestServer.with { server in
+            let credentials = MemoryCredentials()
+            let ids = MemoryCredentials()
+            credentials.locked.withLock { $0 = true }
+            ids.locked.withLock { $0 = true }
+            let asked = Locked(0)
+            var registration = Self.registration
+            registration.deviceID = ""
+            let launch = {
+                DeviceRegistrar(baseURL: server.baseURL, registration: registration, credentials: credentials, installationIDs: ids) {
+                    asked.withLock { $0 += 1 }
+                    return Self.userToken("alice")
+                }
+            }
+            let early = launch()
+            await #expect(throws: RegistrationError.credentialUnavailable) {
+                try await early.voipTokenChanged(Data(repeating: 0xcd, count: 32))
+            }
+            #expect(asked.withLock { $0 } == 0, "no registration while locked")
+            #expect(try ids.value.withLock { $0 } == nil, "no id minted while locked")
+
+            credentials.locked.withLock { $0 = false }
+            ids.locked.withLock { $0 = false }
+            try await early.voipTokenChanged(Data(repeating: 0xcd, count: 32))
+            let id = try #require(ids.value.withLock { $0 })
+            // The next launch reads the same id and updates the same device.
+            try await launch().remoteTokenChanged(Data(repeating: 0xab, count: 32))
+            #expect(asked.withLock { $0 } == 1)
+            #expect(ids.value.withLock { $0 } == id)
+            let devices = try await server.store.devices(of: UserRef(appID: "chat", userID: "alice"))
+            #expect(devices.map(\.id) == [id])
+            #expect(devices.first?.pushToken == String(repeating: "ab", count: 32))
         }
     }
 }
