@@ -1,7 +1,7 @@
 import BeckonJSON
 
 /// The `alert` dictionary (apns.md D.2).
-public struct APNSAlert: Hashable, Sendable {
+public struct APNSAlert: Hashable, Sendable, Codable {
     public var title: String?
     public var subtitle: String?
     public var body: String?
@@ -12,13 +12,25 @@ public struct APNSAlert: Hashable, Sendable {
     public var subtitleLocArgs: [String]?
     public var locKey: String?
     public var locArgs: [String]?
+    /// iOS 12 to 15's group summary: what this notification adds to it, and how many items it
+    /// counts for (apns.md D.2, legacy). Carried for callers that still send them (gorush).
+    public var summaryArg: String?
+    public var summaryArgCount: Int?
+    /// Safari's button title (apns.md D.2, legacy).
+    public var action: String?
+    public var actionLocKey: String?
 
     public init(
         title: String? = nil, subtitle: String? = nil, body: String? = nil, launchImage: String? = nil,
         titleLocKey: String? = nil, titleLocArgs: [String]? = nil,
         subtitleLocKey: String? = nil, subtitleLocArgs: [String]? = nil,
-        locKey: String? = nil, locArgs: [String]? = nil
+        locKey: String? = nil, locArgs: [String]? = nil, summaryArg: String? = nil, summaryArgCount: Int? = nil,
+        action: String? = nil, actionLocKey: String? = nil
     ) {
+        self.summaryArg = summaryArg
+        self.summaryArgCount = summaryArgCount
+        self.action = action
+        self.actionLocKey = actionLocKey
         self.title = title
         self.subtitle = subtitle
         self.body = body
@@ -48,12 +60,16 @@ public struct APNSAlert: Hashable, Sendable {
         json.member("subtitle-loc-args", subtitleLocArgs)
         json.member("loc-key", locKey)
         json.member("loc-args", locArgs)
+        json.member("summary-arg", summaryArg)
+        json.member("summary-arg-count", summaryArgCount)
+        json.member("action", action)
+        json.member("action-loc-key", actionLocKey)
         json.endObject()
     }
 }
 
 /// `aps.sound`: a file name, or the critical-alert dictionary (apns.md D.3).
-public enum APNSSound: Hashable, Sendable {
+public enum APNSSound: Hashable, Sendable, Codable {
     case named(String)
     /// Needs Apple's critical-alerts entitlement; bypasses the mute switch and Do Not Disturb.
     case critical(name: String, volume: Double)
@@ -75,7 +91,7 @@ public enum APNSSound: Hashable, Sendable {
 }
 
 /// `aps.interruption-level` (apns.md D.1, E.5).
-public enum APNSInterruptionLevel: String, Hashable, Sendable, CaseIterable {
+public enum APNSInterruptionLevel: String, Hashable, Sendable, CaseIterable, Codable {
     case passive
     case active
     case timeSensitive = "time-sensitive"

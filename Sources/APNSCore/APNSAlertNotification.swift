@@ -18,6 +18,8 @@ public struct APNSAlertNotification: APNSNotification, Hashable {
     public var interruptionLevel: APNSInterruptionLevel?
     public var relevanceScore: Double?
     public var filterCriteria: String?
+    /// Safari website pushes: the values filled into the website's URL format (apns.md D.1, legacy).
+    public var urlArgs: [String]?
     public var custom: [String: JSONValue]
     public var priority: APNSPriority
     public var expiration: APNSExpiration
@@ -30,7 +32,8 @@ public struct APNSAlertNotification: APNSNotification, Hashable {
         alert: APNSAlert? = nil, badge: Int? = nil, sound: APNSSound? = nil, threadID: String? = nil,
         category: String? = nil, contentAvailable: Bool = false, mutableContent: Bool = false,
         targetContentID: String? = nil, interruptionLevel: APNSInterruptionLevel? = nil,
-        relevanceScore: Double? = nil, filterCriteria: String? = nil, custom: [String: JSONValue] = [:],
+        relevanceScore: Double? = nil, filterCriteria: String? = nil, urlArgs: [String]? = nil,
+        custom: [String: JSONValue] = [:],
         priority: APNSPriority = .immediately, expiration: APNSExpiration = .default,
         collapseID: String? = nil, apnsID: UUID? = nil, allowsTruncation: Bool = false
     ) {
@@ -45,6 +48,7 @@ public struct APNSAlertNotification: APNSNotification, Hashable {
         self.interruptionLevel = interruptionLevel
         self.relevanceScore = relevanceScore
         self.filterCriteria = filterCriteria
+        self.urlArgs = urlArgs
         self.custom = custom
         self.priority = priority
         self.expiration = expiration
@@ -74,6 +78,7 @@ public struct APNSAlertNotification: APNSNotification, Hashable {
         json.member("interruption-level", interruptionLevel?.rawValue)
         json.member("relevance-score", relevanceScore)
         json.member("filter-criteria", filterCriteria)
+        json.member("url-args", urlArgs)
         json.endObject()
         writeCustom(custom, to: &json)
         json.endObject()

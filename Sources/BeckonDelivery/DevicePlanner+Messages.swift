@@ -20,8 +20,18 @@ extension DevicePlanner {
         if message.kind == .call { return callArrived(message, device: device, now: now, newPushID: newPushID) }
         guard !isConnected, message.kind != .receipt, message.urgency != .low else { return [] }
         guard device.hasRemoteToken, !message.isExpired(at: now) else { return [] }
-        unseen.add([message.id], limit: policy.maximumIDsPerPush)
         let factory = NotificationFactory(policy: policy, device: device, now: now)
+        // A push its caller wrote whole (gorush) goes out once, as asked: no strategy, throttle,
+        // escalation or re-push; the caller's priority within Apple's rules (rule 2).
+        if let relay = message.extras?.relay {
+            let id = relay.apnsID ?? newPushID()
+            return [
+                plan(
+                    factory.relayed(id: id, message: message, relay: relay), id: id, token: .remote, reason: .relayed,
+                    strategy: factory.strategy, messageIDs: [message.id], now: now)
+            ]
+        }
+        unseen.add([message.id], limit: policy.maximumIDsPerPush)
         if message.urgency == .high {
             return sendAlert(
                 for: [message], reason: .urgentAlert, badge: message.unreadCount,

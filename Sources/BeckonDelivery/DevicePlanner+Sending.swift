@@ -112,7 +112,8 @@ extension DevicePlanner {
         // After any push for messages the device may show notifications: an alert's own, or the
         // local ones a woken app posts. Only clears show nothing.
         if reason != .clear, reason != .clearAll { mayShowNotifications = true }
-        if !isConnected {
+        // A relayed push wakes nothing Beckon could see come back (a drop-in device never syncs).
+        if !isConnected, reason != .relayed {
             measured.append(MeasuredPush(pushID: id, reason: reason, strategy: strategy, sentAt: now))
             if measured.count > policy.measuredPushLimit {
                 measured.removeFirst(measured.count - max(policy.measuredPushLimit, 0))

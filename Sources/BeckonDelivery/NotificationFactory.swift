@@ -115,6 +115,17 @@ struct NotificationFactory {
     /// extension shows its own text and nothing else, so it names only its own messages.
     private var namesUnseen: Bool { strategy != .content || hasExtension }
 
+    // MARK: Relayed
+
+    /// The push a caller wrote (gorush), with the caller's keys beside `aps` and no `beckon` key:
+    /// the app on the other end is not Beckon's client. It expires with the message (the
+    /// caller's `expiration`, else `alertTimeToLive`).
+    func relayed(id: UUID, message: PlannedMessage, relay: RelayedPush) -> PlannedNotification {
+        relay.notification(
+            id: id, custom: message.extras?.custom ?? [:],
+            expiration: expiration(timeToLive: policy.alertTimeToLive, cap: message.expiresAt))
+    }
+
     // MARK: Calls
 
     /// The PushKit push for an incoming call (rule 6). Apple (apns.md E.6): the app must report

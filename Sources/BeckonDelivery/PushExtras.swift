@@ -10,13 +10,17 @@ public struct PushExtras: Hashable, Sendable, Codable {
     /// The badge the caller's server counts (Matrix `counts.unread`, gorush `badge`), instead of
     /// Beckon's unread count, which knows nothing of messages read over another protocol.
     public var badge: Int?
+    /// The whole push, when the caller wrote it field by field (gorush): sent as asked, in place
+    /// of what the strategy would send.
+    public var relay: RelayedPush?
 
     /// Keys a drop-in may not set: the push's own.
     public static let reservedKeys: Set<String> = ["aps", "beckon"]
 
-    public init(custom: [String: JSONValue] = [:], badge: Int? = nil) {
+    public init(custom: [String: JSONValue] = [:], badge: Int? = nil, relay: RelayedPush? = nil) {
         self.custom = custom.filter { !Self.reservedKeys.contains($0.key) }
         self.badge = badge
+        self.relay = relay
     }
 
     /// `custom` merged under the push's own keys (theirs win).

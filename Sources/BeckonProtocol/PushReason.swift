@@ -28,4 +28,6 @@ public enum PushReason: String, Hashable, Sendable, Codable, CaseIterable {
     /// `{"aps":{"badge":0}}`: the user has nothing unread, and this clears every notification of
     /// the app on the device, even one the user killed (seed 000; docs/apns.md D.1).
     case clearAll = "clear-all"
+    /// A push its caller wrote field by field (gorush's `/api/push`), sent once as asked.
+    case relayed
 }

@@ -1,0 +1,72 @@
+import APNSCore
+import BeckonJSON
+import Foundation
+
+/// A push its caller wrote field by field (gorush's `/api/push`): sent once, as asked, in place
+/// of what the app's strategy would send, and built through the same typed APNs model, so it
+/// keeps Apple's rules (docs/drop-ins.md, "gorush"): a background push is priority 5 and shows
+/// nothing (rule 2, apns.md D.4).
+public struct RelayedPush: Hashable, Sendable, Codable {
+    public enum Kind: String, Hashable, Sendable, Codable {
+        /// Shown to the user (alert, badge or sound), optionally also waking the app.
+        case alert
+        /// `content-available` alone: wakes the app, shows nothing.
+        case background
+    }
+
+    public var kind: Kind
+    /// Priority 5 for an alert (gorush's `priority: normal`): delivered when power allows.
+    public var considerPower: Bool
+    public var alert: APNSAlert?
+    public var badge: Int?
+    public var sound: APNSSound?
+    public var threadID: String?
+    public var category: String?
+    public var contentAvailable: Bool
+    public var mutableContent: Bool
+    public var interruptionLevel: APNSInterruptionLevel?
+    public var relevanceScore: Double?
+    public var urlArgs: [String]?
+    public var collapseID: String?
+    /// The caller's `apns-id`; nil: Beckon's push id.
+    public var apnsID: UUID?
+
+    public init(
+        kind: Kind, considerPower: Bool = false, alert: APNSAlert? = nil, badge: Int? = nil, sound: APNSSound? = nil,
+        threadID: String? = nil, category: String? = nil, contentAvailable: Bool = false, mutableContent: Bool = false,
+        interruptionLevel: APNSInterruptionLevel? = nil, relevanceScore: Double? = nil, urlArgs: [String]? = nil,
+        collapseID: String? = nil, apnsID: UUID? = nil
+    ) {
+        self.kind = kind
+        self.considerPower = considerPower
+        self.alert = alert
+        self.badge = badge
+        self.sound = sound
+        self.threadID = threadID
+        self.category = category
+        self.contentAvailable = contentAvailable
+        self.mutableContent = mutableContent
+        self.interruptionLevel = interruptionLevel
+        self.relevanceScore = relevanceScore
+        self.urlArgs = urlArgs
+        self.collapseID = collapseID
+        self.apnsID = apnsID
+    }
+
+    /// The typed notification: `custom` holds the caller's keys beside `aps`.
+    func notification(id: UUID, custom: [String: JSONValue], expiration: APNSExpiration) -> PlannedNotification {
+        switch kind {
+        case .background:
+            return .background(
+                APNSBackgroundNotification(custom: custom, expiration: expiration, collapseID: collapseID, apnsID: id))
+        case .alert:
+            return .alert(
+                APNSAlertNotification(
+                    alert: alert, badge: badge, sound: sound, threadID: threadID, category: category,
+                    contentAvailable: contentAvailable, mutableContent: mutableContent,
+                    interruptionLevel: interruptionLevel, relevanceScore: relevanceScore, urlArgs: urlArgs,
+                    custom: custom, priority: considerPower ? .considerPower : .immediately, expiration: expiration,
+                    collapseID: collapseID, apnsID: id, allowsTruncation: true))
+        }
+    }
+}
