@@ -53,6 +53,18 @@ public struct RelayedPush: Hashable, Sendable, Codable {
         self.apnsID = apnsID
     }
 
+    /// Why APNs could not take this push with the caller's keys `custom` (too large even with the
+    /// text cut, a collapse id too long), or nil: checked when the caller asks, so the answer can
+    /// say so instead of the push failing later.
+    public func problem(custom: [String: JSONValue], bundleID: String) -> String? {
+        do {
+            _ = try notification(id: UUID(), custom: custom, expiration: .immediately).rendered(bundleID: bundleID)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
     /// The typed notification: `custom` holds the caller's keys beside `aps`.
     func notification(id: UUID, custom: [String: JSONValue], expiration: APNSExpiration) -> PlannedNotification {
         switch kind {

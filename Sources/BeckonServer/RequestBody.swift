@@ -7,8 +7,10 @@ enum RequestBody {
     /// The body as JSON. 415 if it is not declared as JSON, 413 past `limit` bytes (checked on the
     /// declared length first, so an oversize upload is refused before it is read), 400 if it does
     /// not parse.
-    static func json(_ request: Request, limit: Int) async throws -> JSONValue {
-        guard isJSON(request.headers[.contentType]) else { throw APIError.unsupportedMediaType }
+    /// `anyContentType`: the body is read as JSON whatever its `Content-Type` says (gorush's
+    /// route: its callers send `curl -d`, which says form data).
+    static func json(_ request: Request, limit: Int, anyContentType: Bool = false) async throws -> JSONValue {
+        guard anyContentType || isJSON(request.headers[.contentType]) else { throw APIError.unsupportedMediaType }
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
             throw tooLarge(limit)
         }

@@ -12,7 +12,10 @@ extension BeckonAPI {
     /// `counts` is the pushes accepted and `logs` the tokens that were not, with why.
     func gorushPush(_ request: Request, _ context: some RequestContext) async throws -> Response {
         do {
-            let body = try JSONObjectReader(try await RequestBody.json(request, limit: configuration.maximumBodyBytes), path: "", allowed: nil)
+            // gorush reads the body as JSON whatever its Content-Type (a plain `curl -d` says form data).
+            let body = try JSONObjectReader(
+                try await RequestBody.json(request, limit: configuration.maximumBodyBytes, anyContentType: true), path: "",
+                allowed: nil)
             guard case .array(let list)? = body.value("notifications"), !list.isEmpty else {
                 throw APIError.invalidField("notifications", "request body is empty or the notifications array is empty")
             }
@@ -38,6 +41,20 @@ extension BeckonAPI {
                     logs += notification.tokens.map { .init(platform: platform, token: $0, error: "Beckon serves iOS only") }
                     continue
                 }
+                // An entry Beckon does not push (a Live Activity, a background push with an alert,
+                // a payload APNs would refuse) fails its own tokens, not the batch.
+                let push: RelayedPush
+                switch notification.push {
+                case .success(let relayed):
+                    if let problem = relayed.problem(custom: PushExtras(custom: notification.data).custom, bundleID: app.bundleID) {
+                        logs += notification.tokens.map { .init(token: $0, error: problem) }
+                        continue
+                    }
+                    push = relayed
+                case .failure(let refusal):
+                    logs += notification.tokens.map { .init(token: $0, error: refusal.reason) }
+                    continue
+                }
                 for token in notification.tokens {
                     guard GorushNotification.isToken(token) else {
                         logs.append(.init(token: token, error: "not a device token (hex, 8 to 100 bytes)"))
@@ -60,7 +77,7 @@ extension BeckonAPI {
                     }
                     try await postDropIn(
                         app: app, device: device, payload: .object(notification.data), hints: notification.hints,
-                        expiresAt: notification.expiresAt, extras: PushExtras(custom: notification.data, badge: notification.badge))
+                        expiresAt: notification.expiresAt, extras: PushExtras(custom: notification.data, badge: push.badge, relay: push))
                     counts += 1
                 }
             }
@@ -78,7 +95,12 @@ extension BeckonAPI {
     private func gorushApp(_ topic: String?, authorization: String?) async throws -> AppDeclaration {
         let served = configuration.apps.filter { $0.gorush != .off }
         let app: AppDeclaration
-        if let topic {
+        if var topic {
+            // A push type's topic names the app by its bundle id (apns.md A.3: `.voip`,
+            // `.push-type.liveactivity`…): the entry is then refused on its own, not the batch.
+            for suffix in [".push-type.liveactivity", ".voip", ".voip-ptt", ".complication", ".pushkit.fileprovider"] where topic.hasSuffix(suffix) {
+                topic.removeLast(suffix.count)
+            }
             guard let match = served.first(where: { $0.bundleID == topic }) else {
                 throw APIError.invalidField("topic", "no app with bundle id \(topic) takes gorush requests (apps.<id>.gorush)")
             }
