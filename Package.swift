@@ -289,7 +289,7 @@ let package = Package(
             ]
         ),
         .target(name: "BeckonClientApple", dependencies: ["BeckonClient", "BeckonProtocol", "BeckonJSON"]),
-        .target(name: "BeckonClientAppleApp", dependencies: ["BeckonClient", "BeckonProtocol", "BeckonJSON"]),
+        .target(name: "BeckonClientAppleApp", dependencies: ["BeckonClient", "BeckonClientApple", "BeckonProtocol", "BeckonJSON"]),
         .target(
             name: "BeckonClientNIO",
             dependencies: [
