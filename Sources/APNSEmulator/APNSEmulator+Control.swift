@@ -194,9 +194,11 @@ extension APNSEmulator {
     }
 
     /// The app was uninstalled (or the token otherwise died): from now on requests get 410
-    /// `Unregistered` with this moment as `timestamp` (apns.md A.5, E.7). Anything stored is dropped.
-    public func unregisterDevice(token: String) throws {
-        let now = core.now()
+    /// `Unregistered` with this moment as `timestamp` (apns.md A.5, E.7), or with `moment` when
+    /// given: a token that died before the provider first pushed to it (its app was removed
+    /// while pushes went through another server). Anything stored is dropped.
+    public func unregisterDevice(token: String, at moment: Date? = nil) throws {
+        let now = moment ?? core.now()
         try core.state.withLock { state in
             let hex = token.lowercased()
             guard state.devices[hex] != nil else { throw APNSEmulatorError.unknownDevice(hex) }

@@ -25,7 +25,8 @@ public struct AppDeclaration: Sendable, Equatable {
     /// `apps.<id>.delivery.*`: the delivery planner's defaults for the app.
     public var delivery: DeliveryPolicy = DeliveryPolicy()
     /// `apps.<id>.matrix.app-ids`: the Matrix pusher app ids (Sygnal's `app_id`) whose
-    /// notifications `POST /_matrix/push/v1/notify` takes for this app (docs/drop-ins.md).
+    /// notifications `POST /_matrix/push/v1/notify` takes for this app (docs/drop-ins.md); an
+    /// entry may be a glob (`*`, `?`; `MatrixAppIDs`).
     public var matrixAppIDs: [String] = []
     /// `apps.<id>.matrix.sandbox-app-ids`: Matrix app ids whose pushkeys are sandbox tokens (a
     /// development build's pusher, as Sygnal configures a platform per app id); served as well.
@@ -50,12 +51,6 @@ public struct AppDeclaration: Sendable, Equatable {
         self.teamID = teamID
         self.environments = environments
         self.userTokenSecret = userTokenSecret
-    }
-
-    /// Whether the app serves the Matrix pusher app id, and the environment of its tokens.
-    func matrixEnvironment(for appID: String) -> PushEnvironment? {
-        if matrixSandboxAppIDs.contains(appID) { return .sandbox }
-        return matrixAppIDs.contains(appID) ? defaultDropInEnvironment : nil
     }
 
     /// The environment of a token a drop-in names without saying which.

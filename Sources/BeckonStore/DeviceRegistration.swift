@@ -20,6 +20,11 @@ public struct DeviceRegistration: Hashable, Sendable, Codable {
     public var environment: PushEnvironment
     /// The remote-notification token as hex (any case; stored lowercase).
     public var pushToken: String?
+    /// When the caller says the token was registered, if before now: a drop-in's device is
+    /// registered when Beckon first sees it, but its token was set earlier (a Matrix pusher's
+    /// `pushkey_ts`), and APNs' 410 timestamp is compared with that moment (rule 8). Nil, or a
+    /// time in the future, is now; native devices leave it nil.
+    public var pushTokenRegisteredAt: Date?
     /// The PushKit VoIP token as hex.
     public var voipToken: String?
     public var capabilities: DeviceCapabilities
@@ -37,6 +42,7 @@ public struct DeviceRegistration: Hashable, Sendable, Codable {
         bundleID: String,
         environment: PushEnvironment,
         pushToken: String? = nil,
+        pushTokenRegisteredAt: Date? = nil,
         voipToken: String? = nil,
         capabilities: DeviceCapabilities = DeviceCapabilities(),
         locale: String? = nil,
@@ -49,6 +55,7 @@ public struct DeviceRegistration: Hashable, Sendable, Codable {
         self.bundleID = bundleID
         self.environment = environment
         self.pushToken = pushToken
+        self.pushTokenRegisteredAt = pushTokenRegisteredAt
         self.voipToken = voipToken
         self.capabilities = capabilities
         self.locale = locale

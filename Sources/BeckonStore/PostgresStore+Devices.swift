@@ -51,7 +51,7 @@ extension PostgresStore {
                 try await connection.query(
                     "DELETE FROM delivery_state WHERE app_id = \(appID) AND device_id = \(deviceID)", logger: logger)
             }
-            let pushRegisteredAt: Int64? = pushToken == nil ? nil : now
+            let pushRegisteredAt: Int64? = pushToken == nil ? nil : SQLiteStore.registeredAt(registration, now: now)
             let voipRegisteredAt: Int64? = voipToken == nil ? nil : now
             try await connection.query(
                 """

@@ -81,7 +81,8 @@ extension SQLiteStore {
             ).execute(arguments: [
                 registration.appID, registration.deviceID, registration.userID, registration.bundleID,
                 registration.environment.rawValue,
-                pushToken, pushToken == nil ? nil : now, voipToken, voipToken == nil ? nil : now,
+                pushToken, pushToken == nil ? nil : Self.registeredAt(registration, now: now),
+                voipToken, voipToken == nil ? nil : now,
                 capabilities, registration.locale, registration.appVersion, registration.contentKey, now, now,
                 userChanged, userChanged,
             ])
@@ -202,6 +203,17 @@ extension SQLiteStore {
     }
 
     // MARK: Helpers
+
+    /// When the push token counts as registered (both stores): the caller's earlier time (a
+    /// drop-in pusher set before Beckon saw it), else now; never later than now, so a future
+    /// time cannot outlive one of APNs' 410s (rule 8).
+    static func registeredAt(_ registration: DeviceRegistration, now: Int64) -> Int64 {
+        // Compared as a double first: a caller's absurd time must not trap in Int64's conversion.
+        guard let milliseconds = registration.pushTokenRegisteredAt.map({ $0.timeIntervalSince1970 * 1000 }),
+            milliseconds < Double(now)
+        else { return now }
+        return milliseconds <= 0 ? 0 : Int64(milliseconds.rounded(.down))
+    }
 
     /// The registration's ids checked and its tokens normalized (both stores).
     static func checkedTokens(_ registration: DeviceRegistration) throws -> (push: String?, voip: String?) {

@@ -20,8 +20,7 @@ extension BeckonAPI {
             var rejected: [String] = []
             var served: [(pusher: MatrixNotification.Device, app: AppDeclaration, environment: PushEnvironment, token: String)] = []
             for pusher in notification.devices {
-                guard let (app, environment) = configuration.apps.lazy
-                    .compactMap({ app in app.matrixEnvironment(for: pusher.appID).map { (app, $0) } }).first,
+                guard let (app, environment) = MatrixAppIDs.resolve(pusher.appID, in: configuration.apps),
                     let token = DropInDevice.hexToken(fromBase64: pusher.pushkey)
                 else {
                     rejected.append(pusher.pushkey)

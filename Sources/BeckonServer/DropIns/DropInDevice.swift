@@ -71,9 +71,12 @@ extension BeckonAPI {
             let usable = existing.pushToken != nil && existing.pushProblem == nil
             if usable && existing.pushToken == token.lowercased() && existing.environment == environment { return existing }
         }
+        // Dated by the caller's registration, not by Beckon's first sight: a 410 for a token the
+        // app had dropped before Beckon took over still counts (rule 8; the store takes a future
+        // time as now).
         return try await store.registerDevice(DeviceRegistration(
             appID: app.id, deviceID: ref.deviceID, userID: ref.deviceID, bundleID: app.bundleID, environment: environment,
-            pushToken: token, capabilities: DropInDevice.capabilities))
+            pushToken: token, pushTokenRegisteredAt: registeredAt, capabilities: DropInDevice.capabilities))
     }
 
     /// Whether the key's device exists and its token was refused since it was registered; no

@@ -10,8 +10,9 @@ struct MatrixNotification {
     struct Device {
         var appID: String
         var pushkey: String
-        /// When the pusher was last set (`pushkey_ts`, seconds): a pushkey re-registered after
-        /// Apple refused its token is taken again.
+        /// When the pusher was last set (`pushkey_ts`, seconds): the token's registration time,
+        /// which Apple's 410 is compared with (rule 8), and a pushkey set again after Beckon
+        /// removed its refused token is taken again.
         var registeredAt: Date?
         /// `data.format == "event_id_only"`: nothing of the event may go through Apple.
         var eventIDOnly: Bool
@@ -36,12 +37,16 @@ struct MatrixNotification {
         eventID = try notification.string("event_id", maxLength: 255)
         roomID = try notification.string("room_id", maxLength: 255)
         type = try notification.string("type", maxLength: 255)
-        sender = try notification.string("sender", maxLength: 255)
-        senderDisplayName = try notification.string("sender_display_name", maxLength: 1024)
-        roomName = try notification.string("room_name", maxLength: 1024)
+        // Names and the body are text for people, shortened rather than refused: a homeserver
+        // retries a refusal for a day and holds the pusher's later pushes behind it (Sygnal
+        // shortens them too, docs/drop-ins.md).
+        sender = try notification.string("sender", maxLength: .max).map { Self.shortened($0, toBytes: Self.maximumNameBytes) }
+        senderDisplayName = try notification.string("sender_display_name", maxLength: .max)
+            .map { Self.shortened($0, toBytes: Self.maximumNameBytes) }
+        roomName = try notification.string("room_name", maxLength: .max).map { Self.shortened($0, toBytes: Self.maximumNameBytes) }
         // The content is the event's; only its text body is of use, and only as a hint.
         body = try notification.object("content", allowed: nil).flatMap { content in
-            if case .string(let text)? = content.value("body") { return String(text.prefix(4096)) }
+            if case .string(let text)? = content.value("body") { return Self.shortened(text, toBytes: Self.maximumBodyBytes) }
             return nil
         }
         let counts = try notification.object("counts", allowed: nil)
@@ -54,12 +59,37 @@ struct MatrixNotification {
         devices = try list.enumerated().map { (index, item) throws(APIError) in
             let device = try JSONObjectReader(item, path: "notification.devices[\(index)]", allowed: nil)
             let format = try device.object("data", allowed: nil)?.string("format", maxLength: 64)
+            // Nothing is read from it, but the spec says an object: anything else is a
+            // homeserver's bug, named rather than passed over (Sygnal refuses it too).
+            _ = try device.object("tweaks", allowed: nil)
             return Device(
                 appID: try device.requiredString("app_id", maxLength: 255),
                 pushkey: try device.requiredString("pushkey", maxLength: 512),
                 registeredAt: try device.integer("pushkey_ts").map { Date(timeIntervalSince1970: TimeInterval($0)) },
                 eventIDOnly: format == "event_id_only")
         }
+    }
+
+    /// The most a name (room, sender) keeps, as Sygnal's field limit; the push's size is then
+    /// fitted by the delivery code, which shortens the body (rule 2).
+    static let maximumNameBytes = 1024
+    /// As `POST /v1/messages` takes a body.
+    static let maximumBodyBytes = 4096
+
+    /// `text` in at most `bytes` bytes of UTF-8, cut between characters with an ellipsis when
+    /// it is longer (a character split in two would make the JSON invalid).
+    static func shortened(_ text: String, toBytes bytes: Int) -> String {
+        guard text.utf8.count > bytes else { return text }
+        let ellipsis = "…"
+        var kept = 0
+        var end = text.startIndex
+        for index in text.indices {
+            let cost = text[index].utf8.count
+            guard kept + cost + ellipsis.utf8.count <= bytes else { break }
+            kept += cost
+            end = text.index(after: index)
+        }
+        return String(text[..<end]) + ellipsis
     }
 
     /// What an alert may show (only the `content` strategy puts it on the wire, rule 1), unless
