@@ -71,9 +71,14 @@ struct NotificationFactory {
         let live = messages.filter { !$0.isExpired(at: now) }
         guard let newest = live.last else { return nil }
         // Several messages in one alert: only generic text describes them all.
+        let defaults = newest.extras?.aps
         let presentation = present(
-            hints: live.count == 1 ? newest.hints : nil, messageID: newest.id, genericKey: policy.messageLocKey
+            hints: live.count == 1 ? newest.hints : nil, messageID: newest.id, genericKey: policy.messageLocKey,
+            genericAlert: defaults?.alert
         )
+        // A drop-in's `prio: low`, except where Apple needs 10 (filtering, apns.md E.4).
+        let priority: APNSPriority =
+            newest.extras?.considerPower == true && strategy != .filtering ? .considerPower : .immediately
         let own = live.map(\.id)
         var earlier = namesUnseen ? unseen.ids.filter { !own.contains($0) } : []
         earlier = Array(earlier.suffix(max(0, policy.maximumIDsPerPush - own.count)))
@@ -87,13 +92,13 @@ struct NotificationFactory {
             return APNSAlertNotification(
                 alert: presentation.alert,
                 badge: newest.extras.map(\.badge) ?? badge,
-                sound: withSound ? sound(newest.hints) : nil,
-                threadID: newest.hints?.threadID,
-                category: newest.hints?.category,
-                contentAvailable: contentAvailable,
-                mutableContent: presentation.mutableContent,
+                sound: withSound ? sound(newest.hints, extras: newest.extras) : nil,
+                threadID: newest.hints?.threadID ?? defaults?.threadID,
+                category: newest.hints?.category ?? defaults?.category,
+                contentAvailable: contentAvailable || defaults?.contentAvailable == true,
+                mutableContent: presentation.mutableContent || defaults?.mutableContent == true,
                 custom: newest.extras?.merged(into: beckon.custom) ?? beckon.custom,
-                priority: .immediately,
+                priority: priority,
                 expiration: expiration(timeToLive: policy.alertTimeToLive, cap: cap),
                 collapseID: namesUnseen ? unseen.batchID ?? newest.id : newest.id,
                 apnsID: id,
@@ -194,8 +199,12 @@ struct NotificationFactory {
     /// device with an extension to open it; a keyed device without one gets generic text — never
     /// plaintext the operator asked to encrypt. Generic alerts set `mutable-content` whenever an
     /// extension exists to rewrite them (always, for `service-extension` and `filtering`).
-    func present(hints: NotificationHints?, messageID: String, genericKey: String) -> Presentation {
-        let generic = APNSAlert(locKey: genericKey)
+    /// `genericAlert`: a drop-in caller's own generic text (a Matrix `default_payload`), in
+    /// place of `genericKey`.
+    func present(
+        hints: NotificationHints?, messageID: String, genericKey: String, genericAlert: APNSAlert? = nil
+    ) -> Presentation {
+        let generic = genericAlert ?? APNSAlert(locKey: genericKey)
         let genericMutable = strategy == .serviceExtension || strategy == .filtering || hasExtension
         guard strategy == .content, let hints, Self.hasText(hints) else {
             return Presentation(alert: generic, mutableContent: genericMutable, truncatable: false)
@@ -257,8 +266,9 @@ struct NotificationFactory {
         [hints.title, hints.subtitle, hints.body, hints.titleLocKey, hints.locKey].contains { $0?.isEmpty == false }
     }
 
-    private func sound(_ hints: NotificationHints?) -> APNSSound? {
-        (hints?.sound ?? policy.alertSound).map(APNSSound.named)
+    private func sound(_ hints: NotificationHints?, extras: PushExtras? = nil) -> APNSSound? {
+        if extras?.soundOnlyWhenAsked == true { return hints?.sound.map(APNSSound.named) ?? extras?.aps?.sound }
+        return (hints?.sound ?? policy.alertSound).map(APNSSound.named)
     }
 
     /// `.at(now + timeToLive)`, or earlier if the message expires first — never in the past (the

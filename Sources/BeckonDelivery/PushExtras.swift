@@ -13,14 +13,28 @@ public struct PushExtras: Hashable, Sendable, Codable {
     /// The whole push, when the caller wrote it field by field (gorush): sent as asked, in place
     /// of what the strategy would send.
     public var relay: RelayedPush?
+    /// The caller's own `aps` defaults (a Matrix pusher's `default_payload`).
+    public var aps: APSDefaults?
+    /// Alerts go at priority 5 (a Matrix `prio: low`), but where the strategy needs 10
+    /// (`filtering`, apns.md E.4). Optional, as the saved planner states before it lack it.
+    public var considerPower: Bool?
+    /// An alert sounds only when the caller asked (a hint's sound, or `aps.sound`), not with the
+    /// app's `delivery.alert-sound`: Sygnal plays none unless the pusher's payload says so.
+    public var soundOnlyWhenAsked: Bool?
 
     /// Keys a drop-in may not set: the push's own.
     public static let reservedKeys: Set<String> = ["aps", "beckon"]
 
-    public init(custom: [String: JSONValue] = [:], badge: Int? = nil, relay: RelayedPush? = nil) {
+    public init(
+        custom: [String: JSONValue] = [:], badge: Int? = nil, relay: RelayedPush? = nil, aps: APSDefaults? = nil,
+        considerPower: Bool? = nil, soundOnlyWhenAsked: Bool? = nil
+    ) {
         self.custom = custom.filter { !Self.reservedKeys.contains($0.key) }
         self.badge = badge
         self.relay = relay
+        self.aps = aps
+        self.considerPower = considerPower
+        self.soundOnlyWhenAsked = soundOnlyWhenAsked
     }
 
     /// `custom` merged under the push's own keys (theirs win).

@@ -199,4 +199,94 @@ import Testing
             #expect(try await DropInTests.notify(client, try Self.notification(devices: [fine])).status == .ok)
         }
     }
+
+    static func with(_ body: @escaping @Sendable (SyncTestServer) async throws -> Void) async throws {
+        try await SyncTestServer.with(delivery: true, configure: {
+            $0.apps[0].matrixAppIDs = ["im.example.ios"]
+            $0.apps[0].delivery.strategy = .serviceExtension  // Element's model
+        }, body)
+    }
+
+    static func aps(_ push: APNSEmulatorNotification) throws -> [String: Any] {
+        try #require(try DeliveryEndToEndTests.json(push)["aps"] as? [String: Any])
+    }
+
+    /// Sygnal sends `prio: low` at priority 5, and no sound unless the pusher's payload asks;
+    /// a push rule's `tweaks.sound` is honoured too.
+    @Test func lowPriorityIsFiveAndAnAlertSoundsOnlyWhenAsked() async throws {
+        try await Self.with { server in
+            let quiet = Self.token(1), loud = Self.token(2)
+            _ = try await Self.notify(server, try Self.notification(
+                devices: [Self.device(appID: "im.example.ios", pushkey: quiet.pushkey)], ["prio": "low"]))
+            var ringing = Self.device(appID: "im.example.ios", pushkey: loud.pushkey)
+            ringing["tweaks"] = ["sound": "default", "highlight": true]
+            _ = try await Self.notify(server, try Self.notification(devices: [ringing]))
+            let low = try #require(try await server.pushes(to: quiet.hex, count: 1).first)
+            #expect(low.priority == 5)
+            #expect(try Self.aps(low)["sound"] == nil)
+            let high = try #require(try await server.pushes(to: loud.hex, count: 1).first)
+            #expect(high.priority == 10)
+            #expect(try Self.aps(high)["sound"] as? String == "default")
+        }
+    }
+
+    /// Element registers its pusher with a `default_payload` (its extension's fallback text,
+    /// `mutable-content`, `content-available`): the alert carries it, in place of Beckon's own
+    /// generic text, with the pusher's other keys beside `aps`; the badge counts unread messages
+    /// and missed calls, as Sygnal's.
+    @Test func aPushersDefaultPayloadShapesTheAlert() async throws {
+        try await Self.with { server in
+            let token = Self.token(3)
+            var pusher = Self.device(appID: "im.example.ios", pushkey: token.pushkey)
+            pusher["data"] = [
+                "format": "event_id_only",
+                "default_payload": [
+                    "aps": ["mutable-content": 1, "content-available": 1, "alert": ["loc-key": "Notification", "loc-args": []]],
+                    "pusher_notification_client_identifier": "a1b2",
+                ],
+            ]
+            let answer = try await Self.notify(server, try Self.notification(devices: [pusher]))
+            #expect(answer.body.contains(#""rejected":[]"#))
+            let push = try #require(try await server.pushes(to: token.hex, count: 1).first)
+            let payload = try DeliveryEndToEndTests.json(push)
+            #expect(payload["pusher_notification_client_identifier"] as? String == "a1b2")
+            #expect(payload["event_id"] as? String == "$qTOWWTEL48yPm3uT-gdNhFcoHxfKbZuqRVnnWWSkGBs")
+            let aps = try Self.aps(push)
+            #expect((aps["alert"] as? [String: Any])?["loc-key"] as? String == "Notification")
+            #expect(aps["mutable-content"] as? Int == 1)
+            #expect(aps["content-available"] as? Int == 1)
+            #expect(aps["badge"] as? Int == 3, "2 unread + 1 missed call")
+        }
+    }
+
+    /// After a read, Synapse sends counts without an event (`_send_badge`): Sygnal pushes the
+    /// badge alone, and so does Beckon, so the icon's count goes down.
+    @Test func countsWithoutAnEventPushTheBadgeAlone() async throws {
+        try await Self.with { server in
+            let token = Self.token(4)
+            let body = try Self.notification(
+                devices: [Self.device(appID: "im.example.ios", pushkey: token.pushkey)],
+                ["event_id": NSNull(), "type": NSNull(), "room_id": NSNull(), "sender": NSNull(), "sender_display_name": NSNull(),
+                 "room_name": NSNull(), "room_alias": NSNull(), "content": NSNull(), "counts": ["unread": 0]])
+            let answer = try await Self.notify(server, body)
+            #expect(answer.status == .ok)
+            let push = try #require(try await server.pushes(to: token.hex, count: 1).first)
+            #expect(push.pushType == .alert)
+            let payload = try DeliveryEndToEndTests.json(push)
+            #expect(payload.count == 1, "aps alone: \(push.payloadString)")
+            #expect(try Self.aps(push) as? [String: Int] == ["badge": 0])
+        }
+    }
+
+    /// A `default_payload` that is not an object: Sygnal rejects the pushkey.
+    @Test func aDefaultPayloadThatIsNotAnObjectRejectsThePushkey() async throws {
+        try await Self.with { server in
+            let token = Self.token(5)
+            var pusher = Self.device(appID: "im.example.ios", pushkey: token.pushkey)
+            pusher["data"] = ["default_payload": "aps"]
+            let answer = try await Self.notify(server, try Self.notification(devices: [pusher]))
+            #expect(answer.status == .ok)
+            #expect(answer.body.contains(token.pushkey))
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import BeckonDelivery
 import BeckonJSON
 import BeckonStore
 import Foundation
@@ -14,26 +15,30 @@ extension BeckonAPI {
     func matrixNotify(_ request: Request, _ context: some RequestContext) async throws -> Response {
         do {
             let notification = try MatrixNotification(try await RequestBody.json(request, limit: configuration.maximumBodyBytes))
-            try checkExtras(notification.extras, field: "notification")
+            for (index, pusher) in notification.devices.enumerated() {
+                try checkExtras(notification.extras(for: pusher), field: "notification.devices[\(index)]")
+            }
             // Each pusher's app, environment and token, and the rate, before anything is written:
             // a refusal then leaves nothing half done for the homeserver to retry.
             var rejected: [String] = []
             var served: [(pusher: MatrixNotification.Device, app: AppDeclaration, environment: PushEnvironment, token: String)] = []
             for pusher in notification.devices {
-                guard let (app, environment) = MatrixAppIDs.resolve(pusher.appID, in: configuration.apps),
+                // A `default_payload` that is not an object: Sygnal rejects the pushkey, so the
+                // homeserver drops a pusher that could never be served as configured.
+                guard !pusher.defaultPayloadMalformed,
+                    let (app, environment) = MatrixAppIDs.resolve(pusher.appID, in: configuration.apps),
                     let token = DropInDevice.hexToken(fromBase64: pusher.pushkey)
                 else {
                     rejected.append(pusher.pushkey)
                     continue
                 }
-                if notification.eventID != nil { try messageRate?.take(app.id, now: now()) }
+                if notification.eventID != nil || notification.badgeOnly != nil { try messageRate?.take(app.id, now: now()) }
                 served.append((pusher, app, environment, token))
             }
             for (pusher, app, environment, token) in served {
                 let key = "\(pusher.appID)\u{0}\(pusher.pushkey)"
-                // A notification with counts only updates the badge; Beckon's badge travels with
-                // the next push instead (docs/drop-ins.md), so nothing is registered or pushed.
-                guard notification.eventID != nil else {
+                // Neither an event nor counts: nothing to push or register.
+                guard notification.eventID != nil || notification.badgeOnly != nil else {
                     if try await dropInRefused(app: app, source: .matrix, key: key, registeredAt: pusher.registeredAt) {
                         rejected.append(pusher.pushkey)
                     }
@@ -46,9 +51,12 @@ extension BeckonAPI {
                     rejected.append(pusher.pushkey)
                     continue
                 }
+                var extras = notification.extras(for: pusher)
+                // Counts only (after a read): the badge alone, pushed as written.
+                if let badgeOnly = notification.badgeOnly { extras = PushExtras(badge: badgeOnly.badge, relay: badgeOnly) }
                 try await postDropIn(
                     app: app, device: device, payload: notification.payload, hints: notification.hints(for: pusher),
-                    expiresAt: nil, extras: notification.extras)
+                    expiresAt: nil, extras: extras)
             }
             return Self.json(.ok, MatrixRejected(rejected: rejected))
         } catch {
