@@ -120,18 +120,20 @@ import Testing
     /// One timer a connection, not one a request: the second request of a keep-alive connection
     /// has its own whole deadline, however close to the first request's its body ends.
     @Test func eachRequestOfAKeepAliveConnectionHasItsOwnDeadline() async throws {
-        try await SyncTestServer.with(configure: { $0.bodySeconds = 2 }) { server in
+        // Seconds, not fractions: two cores running the whole suite delay a step by hundreds of
+        // milliseconds, and the margins below must outlast that.
+        try await SyncTestServer.with(configure: { $0.bodySeconds = 4 }) { server in
             let connection = try await RawConnection.open(port: server.port)
             let body = #"{"recipients":{"users":["kept"]},"payload":{"text":"on time"}}"#
             let head = "POST /v1/messages HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
                 + "Authorization: Bearer \(server.chatKey)\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
             #expect(try await connection.answer(to: head + body).hasPrefix("HTTP/1.1 202"))
-            // The second head comes 1.5 s after the first and its body 1 s later: past the first
+            // The second head comes 3 s after the first and its body 2 s later: past the first
             // request's deadline, well within its own.
-            try await Task.sleep(for: .milliseconds(1500))
+            try await Task.sleep(for: .milliseconds(3000))
             let half = body.utf8.count / 2
             try await connection.channel.writeAndFlush(ByteBuffer(string: head + String(body.prefix(half)))).get()
-            try await Task.sleep(for: .milliseconds(1000))
+            try await Task.sleep(for: .milliseconds(2000))
             let second = try await connection.answer(to: String(body.dropFirst(half)))
             #expect(second.hasPrefix("HTTP/1.1 202"), "\(second)")
             let stored = try await server.store.messages(for: UserRef(appID: "chat", userID: "kept"), after: 0, limit: 10)
