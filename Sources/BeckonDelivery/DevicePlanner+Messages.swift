@@ -24,7 +24,7 @@ extension DevicePlanner {
         // A push its caller wrote whole (gorush) goes out once, as asked: no strategy, throttle,
         // escalation or re-push; the caller's priority within Apple's rules (rule 2).
         if let relay = message.extras?.relay {
-            let id = relay.apnsID ?? newPushID()
+            let id = newPushID()
             return [
                 plan(
                     factory.relayed(id: id, message: message, relay: relay), id: id, token: .remote, reason: .relayed,

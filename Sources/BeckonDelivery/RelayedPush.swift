@@ -28,14 +28,12 @@ public struct RelayedPush: Hashable, Sendable, Codable {
     public var relevanceScore: Double?
     public var urlArgs: [String]?
     public var collapseID: String?
-    /// The caller's `apns-id`; nil: Beckon's push id.
-    public var apnsID: UUID?
 
     public init(
         kind: Kind, considerPower: Bool = false, alert: APNSAlert? = nil, badge: Int? = nil, sound: APNSSound? = nil,
         threadID: String? = nil, category: String? = nil, contentAvailable: Bool = false, mutableContent: Bool = false,
         interruptionLevel: APNSInterruptionLevel? = nil, relevanceScore: Double? = nil, urlArgs: [String]? = nil,
-        collapseID: String? = nil, apnsID: UUID? = nil
+        collapseID: String? = nil
     ) {
         self.kind = kind
         self.considerPower = considerPower
@@ -50,7 +48,6 @@ public struct RelayedPush: Hashable, Sendable, Codable {
         self.relevanceScore = relevanceScore
         self.urlArgs = urlArgs
         self.collapseID = collapseID
-        self.apnsID = apnsID
     }
 
     /// Why APNs could not take this push with the caller's keys `custom` (too large even with the
@@ -70,7 +67,8 @@ public struct RelayedPush: Hashable, Sendable, Codable {
         switch kind {
         case .background:
             return .background(
-                APNSBackgroundNotification(custom: custom, expiration: expiration, collapseID: collapseID, apnsID: id))
+                APNSBackgroundNotification(
+                    custom: custom, expiration: expiration, collapseID: collapseID, apnsID: id))
         case .alert:
             return .alert(
                 APNSAlertNotification(

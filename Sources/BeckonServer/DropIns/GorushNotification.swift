@@ -135,11 +135,9 @@ struct GorushNotification {
                 }
                 return level
             }
-            let apnsID = try entry.string("apns_id", maxLength: 64).flatMap { $0.isEmpty ? nil : $0 }
-            let id = try apnsID.map { (text) throws(Refusal) in
-                guard let id = UUID(uuidString: text) else { throw Refusal(reason: "apns_id must be a UUID (apns.md A.2)") }
-                return id
-            }
+            // `apns_id` is not used: Beckon's outbox keys each push by its own apns-id, the same
+            // on every retry; a caller's, which gorush lets an entry's tokens and a resent request
+            // share, would name several pushes (docs/drop-ins.md).
             let collapseID = try entry.string("collapse_id", maxLength: 1024).flatMap { $0.isEmpty ? nil : $0 }
             if let collapseID, collapseID.utf8.count > 64 {
                 throw Refusal(reason: "collapse_id must be at most 64 bytes (apns.md A.2)")
@@ -149,7 +147,7 @@ struct GorushNotification {
                 threadID: try threadID(entry), category: try entry.string("category", maxLength: 256),
                 contentAvailable: contentAvailable, mutableContent: try entry.bool("mutable_content") ?? false,
                 interruptionLevel: interruptionLevel, relevanceScore: try number(entry, "relevance-score"),
-                urlArgs: try entry.stringArray("url-args", maxCount: 32), collapseID: collapseID, apnsID: id)
+                urlArgs: try entry.stringArray("url-args", maxCount: 32), collapseID: collapseID)
         } catch let error as Refusal {
             throw error
         } catch {
