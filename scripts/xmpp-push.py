@@ -35,6 +35,13 @@ def fail(message):
     raise SystemExit(f"xmpp-push: FAIL: {message}")
 
 
+def healthy(base):
+    try:
+        return request(base, "GET", "/health")[0] == 200
+    except OSError:
+        return False
+
+
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
@@ -65,6 +72,9 @@ def main():
         base, emulator = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{control}"
         if not wait_until(lambda: "connected to the XMPP server as a component" in open(log).read(), 60):
             fail(f"beckon did not connect to Prosody as a component (see {log})")
+        # The component may connect before the HTTP listener is up (they start side by side).
+        if not wait_until(lambda: healthy(base), 60):
+            fail(f"beckon's HTTP listener did not come up (see {log})")
         print("1. beckon serve is connected to Prosody as", facts["BECKON_PROSODY_COMPONENT_JID"])
 
         status, registration = request(base, "POST", "/v1/xmpp/registrations", {"token": TOKEN, "environment": "sandbox"})
