@@ -17,9 +17,10 @@ swift test 2>&1 | tee "$LOGS/swift-test.out"
 python3 scripts/check-responses.py --min-responses 300 "$BECKON_TEST_RESPONSES_FILE"
 python3 scripts/check-citations.py
 scripts/apns-interop.sh
-# Every target declares what it imports from the package (an Xcode app that links one product
+# Every target depends on what it imports from the package (an Xcode app that links one product
 # gets only the targets that product declares).
-swift build --explicit-target-dependency-import-check error >/dev/null
+python3 scripts/check-imports.py
+swift build --product beckon >/dev/null
 # The iOS adapters and docs/client-sdk.md's samples against a stand-in for Apple's SDK, as app and extension.
 scripts/typecheck-apple.sh
 # An app's view of the package: with `traits: []` it resolves GRDB and swift-crypto only, and builds.
