@@ -28,12 +28,16 @@ public struct RelayedPush: Hashable, Sendable, Codable {
     public var relevanceScore: Double?
     public var urlArgs: [String]?
     public var collapseID: String?
+    /// The caller's `apns-id` header (gorush's `apns_id`), which several pushes may share (an
+    /// entry's tokens, a request sent again); nil: the push's own id. The outbox keys the push by
+    /// its own id either way (`OutboxPush.id`).
+    public var apnsID: UUID?
 
     public init(
         kind: Kind, considerPower: Bool = false, alert: APNSAlert? = nil, badge: Int? = nil, sound: APNSSound? = nil,
         threadID: String? = nil, category: String? = nil, contentAvailable: Bool = false, mutableContent: Bool = false,
         interruptionLevel: APNSInterruptionLevel? = nil, relevanceScore: Double? = nil, urlArgs: [String]? = nil,
-        collapseID: String? = nil
+        collapseID: String? = nil, apnsID: UUID? = nil
     ) {
         self.kind = kind
         self.considerPower = considerPower
@@ -48,6 +52,7 @@ public struct RelayedPush: Hashable, Sendable, Codable {
         self.relevanceScore = relevanceScore
         self.urlArgs = urlArgs
         self.collapseID = collapseID
+        self.apnsID = apnsID
     }
 
     /// Why APNs could not take this push with the caller's keys `custom` (too large even with the
@@ -64,6 +69,7 @@ public struct RelayedPush: Hashable, Sendable, Codable {
 
     /// The typed notification: `custom` holds the caller's keys beside `aps`.
     func notification(id: UUID, custom: [String: JSONValue], expiration: APNSExpiration) -> PlannedNotification {
+        let id = apnsID ?? id
         switch kind {
         case .background:
             return .background(

@@ -6,7 +6,9 @@ import Foundation
 /// It holds the request as rendered when it was decided, so the dispatcher sends exactly that;
 /// only the device token is read at send time (the device may have registered a new one).
 public struct OutboxPush: Hashable, Sendable {
-    /// The apns-id, a lowercase UUID: the same on every attempt.
+    /// The outbox's key, a lowercase UUID, the same on every attempt: the planner's push id. It is
+    /// also the `apns-id` header unless the caller chose its own (gorush's `apns_id`, which may be
+    /// shared by several pushes), kept in `notification.apnsID`.
     public var id: String
     public var device: DeviceRef
     public var tokenKind: PushTokenKind
@@ -26,14 +28,20 @@ public struct OutboxPush: Hashable, Sendable {
     /// If that node dies first, the push is due again when the claim runs out.
     public var claimedUntil: Date?
 
+    /// The `apns-id` header when the caller chose it (not the outbox key), as the store keeps it.
+    package var callerAPNsID: String? {
+        let header = notification.apnsID.lowercaseString
+        return header == id ? nil : header
+    }
+
     public init(
         device: DeviceRef, tokenKind: PushTokenKind, reason: PushReason, strategy: DeliveryStrategy,
         notification: APNSRenderedNotification, messageCount: Int, ringingCallID: String? = nil,
-        ringingUntil: Date? = nil, attempts: Int = 0, createdAt: Date
+        ringingUntil: Date? = nil, attempts: Int = 0, createdAt: Date, id: UUID? = nil
     ) {
         self.ringingCallID = ringingCallID
         self.ringingUntil = ringingUntil
-        self.id = notification.apnsID.lowercaseString
+        self.id = (id ?? notification.apnsID).lowercaseString
         self.device = device
         self.tokenKind = tokenKind
         self.reason = reason

@@ -119,10 +119,11 @@ extension PostgresStore {
             """
             INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, push_type, topic, priority,
                                      expiration, collapse_id, payload, message_count, ringing_call_id, ringing_until,
-                                     state, attempts, next_attempt_at, created_at)
+                                     state, attempts, next_attempt_at, created_at, apns_id)
             SELECT p.id, p.app_id, p.device_id, p.token_kind, p.reason, p.strategy, p.push_type, p.topic, p.priority,
                    NULLIF(p.expiration, ''), NULLIF(p.collapse_id, ''), p.payload, p.message_count,
-                   NULLIF(p.ringing_call_id, ''), NULLIF(p.ringing_until, \(none)), 'pending', 0, p.next_attempt_at, p.created_at
+                   NULLIF(p.ringing_call_id, ''), NULLIF(p.ringing_until, \(none)), 'pending', 0, p.next_attempt_at, p.created_at,
+                   NULLIF(p.apns_id, '')
             FROM unnest(\(pushes.map(\.id))::text[], \(pushes.map(\.device.appID))::text[], \(pushes.map(\.device.deviceID))::text[],
                         \(pushes.map(\.tokenKind.rawValue))::text[], \(pushes.map(\.reason.rawValue))::text[],
                         \(pushes.map(\.strategy.rawValue))::text[], \(notifications.map(\.pushType.rawValue))::text[],
@@ -132,9 +133,11 @@ extension PostgresStore {
                         \(pushes.map(\.messageCount))::bigint[], \(pushes.map { $0.ringingCallID ?? "" })::text[],
                         \(pushes.map { $0.ringingUntil?.millisecondsSince1970 ?? none })::bigint[],
                         \(pushes.map { ($0.claimedUntil ?? $0.createdAt).millisecondsSince1970 })::bigint[],
-                        \(pushes.map(\.createdAt.millisecondsSince1970))::bigint[])
+                        \(pushes.map(\.createdAt.millisecondsSince1970))::bigint[],
+                        \(pushes.map { $0.callerAPNsID ?? "" })::text[])
                  AS p(id, app_id, device_id, token_kind, reason, strategy, push_type, topic, priority, expiration,
-                      collapse_id, payload, message_count, ringing_call_id, ringing_until, next_attempt_at, created_at)
+                      collapse_id, payload, message_count, ringing_call_id, ringing_until, next_attempt_at, created_at,
+                      apns_id)
             """, logger: logger)
     }
 
@@ -167,7 +170,7 @@ extension PostgresStore {
                              WHERE state = 'pending' AND app_id = \(appID) AND next_attempt_at <= \(date.millisecondsSince1970)
                              ORDER BY next_attempt_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
                 RETURNING id, app_id, device_id, token_kind, reason, strategy, push_type, topic, priority, expiration,
-                          collapse_id, payload, message_count, ringing_call_id, ringing_until, attempts, created_at
+                          collapse_id, payload, message_count, ringing_call_id, ringing_until, attempts, created_at, apns_id
                 """, logger: logger)
             var unreadable: [String] = []
             for try await row in rows {
@@ -244,7 +247,9 @@ extension PostgresStore {
             }
             return value
         }
-        guard let apnsID = UUID(uuidString: id), let priority = APNSPriority(rawValue: try row["priority"].decode(Int.self))
+        guard let key = UUID(uuidString: id),
+            let apnsID = UUID(uuidString: try row["apns_id"].decode(String?.self) ?? id),
+            let priority = APNSPriority(rawValue: try row["priority"].decode(Int.self))
         else { throw BeckonStoreError.invalidArgument(field: "push_outbox", reason: "unreadable apns-id or priority in \(id)") }
         let expiration = try row["expiration"].decode(String?.self).map(APNSExpiration.init(headerValue:)) ?? .default
         guard let expiration else {
@@ -261,7 +266,7 @@ extension PostgresStore {
             messageCount: try row["message_count"].decode(Int.self), ringingCallID: try row["ringing_call_id"].decode(String?.self),
             ringingUntil: try row["ringing_until"].decode(Int64?.self).map(Date.init(millisecondsSince1970:)),
             attempts: try row["attempts"].decode(Int.self),
-            createdAt: Date(millisecondsSince1970: try row["created_at"].decode(Int64.self)))
+            createdAt: Date(millisecondsSince1970: try row["created_at"].decode(Int64.self)), id: key)
     }
 }
 

@@ -212,6 +212,8 @@ extension PostgresStore {
         ]),
         // DeliveryState.connected (issue 15: rule 5 after a crash).
         (3, ["ALTER TABLE delivery_state ADD COLUMN connected boolean NOT NULL DEFAULT false"]),
+        // The caller's apns-id header when it is not the outbox key (OutboxPush.id); NULL: the key.
+        (4, ["ALTER TABLE push_outbox ADD COLUMN apns_id text"]),
     ]
 
     /// Brings the schema up to date. Several nodes may start at once: the first takes an

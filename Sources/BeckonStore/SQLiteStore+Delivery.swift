@@ -71,8 +71,8 @@ extension SQLiteStore {
             let queuePush = try db.cachedStatement(sql: """
                 INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, push_type, topic,
                                          priority, expiration, collapse_id, payload, message_count, ringing_call_id,
-                                         ringing_until, state, attempts, next_attempt_at, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)
+                                         ringing_until, state, attempts, next_attempt_at, created_at, apns_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
                 """)
             for push in batch.pushes where !conflicts.contains(push.device) {
                 let notification = push.notification
@@ -83,6 +83,7 @@ extension SQLiteStore {
                     Data(notification.payload), push.messageCount, push.ringingCallID,
                     push.ringingUntil?.millisecondsSince1970,
                     (push.claimedUntil ?? push.createdAt).millisecondsSince1970, push.createdAt.millisecondsSince1970,
+                    push.callerAPNsID,
                 ])
             }
             let recordWake = try db.cachedStatement(sql: """
@@ -139,13 +140,13 @@ extension SQLiteStore {
     /// The columns `outboxPush(_:)` reads, in its order (by position: claims read many rows).
     static let outboxColumns = """
         id, app_id, device_id, token_kind, reason, strategy, push_type, topic, priority, expiration, collapse_id,
-        payload, message_count, ringing_call_id, ringing_until, attempts, created_at
+        payload, message_count, ringing_call_id, ringing_until, attempts, created_at, apns_id
         """
 
     /// A row of `outboxColumns`.
     static func outboxPush(_ row: Row) throws -> OutboxPush {
         let id: String = row[0]
-        guard let apnsID = UUID(uuidString: id),
+        guard let key = UUID(uuidString: id), let apnsID = UUID(uuidString: row[17] ?? id),
             let priority = APNSPriority(rawValue: row[8]),
             let expiration = (row[9] as String?).map(APNSExpiration.init(headerValue:)) ?? .default
         else { throw DatabaseError(message: "push_outbox \(id): unreadable apns-id, priority or expiration") }
@@ -158,7 +159,7 @@ extension SQLiteStore {
             reason: try row.enumValue(at: 4, column: "reason"), strategy: try row.enumValue(at: 5, column: "strategy"),
             notification: notification, messageCount: row[12], ringingCallID: row[13],
             ringingUntil: row.optionalDate(at: 14), attempts: row[15],
-            createdAt: Date(millisecondsSince1970: row[16]))
+            createdAt: Date(millisecondsSince1970: row[16]), id: key)
     }
 
 

@@ -245,6 +245,10 @@ extension SQLiteStore {
             // DeliveryState.connected: what a restarted lone node must tell of a drop.
             try db.execute(sql: "ALTER TABLE delivery_state ADD COLUMN connected INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v10-caller-apns-id") { db in
+            // The caller's apns-id header when it is not the outbox key (OutboxPush.id); NULL: the key.
+            try db.execute(sql: "ALTER TABLE push_outbox ADD COLUMN apns_id TEXT")
+        }
         return migrator
     }()
 }

@@ -108,8 +108,7 @@ import Testing
     @Test func gorushsFieldsReachTheRequest() async throws {
         try await Self.with { server in
             let apnsID = "3B2E1A6C-6E1F-4C3A-9C5B-2A4D7E8F9A01"
-            // Two tokens, one apns_id (gorush gives every token of an entry the entry's id): Beckon
-            // keys each push by its own apns-id, so both are pushed.
+            // Two tokens, one apns_id: gorush gives every token of an entry the entry's id.
             _ = try await Self.push(server, [
                 #"{"tokens": ["\#(Self.token)", "\#(Self.other)"], "platform": 1, "topic": "com.example.chat", "#
                     + #"""
@@ -121,7 +120,8 @@ import Testing
             ])
             let second = try #require(try await server.pushes(to: Self.other, count: 1).first)
             let push = try #require(try await server.pushes(to: Self.token, count: 1).first)
-            #expect(push.apnsID != second.apnsID)
+            #expect(push.apnsID == apnsID.lowercased())
+            #expect(second.apnsID == apnsID.lowercased())
             #expect(push.priority == 5)
             #expect(push.collapseID == "standup")
             let aps = try Self.aps(push)
@@ -135,6 +135,25 @@ import Testing
             let alert = try #require(aps["alert"] as? [String: Any])
             #expect(alert["summary-arg"] as? String == "Team 7")
             #expect(alert["summary-arg-count"] as? Int == 2)
+        }
+    }
+
+    /// A request sent again with the same `apns_id` is pushed again, as gorush does, and a value
+    /// that is not a UUID (APNs: `BadMessageId`) fails only its entry.
+    @Test func anAPNsIDIsTheCallersAcrossRequests() async throws {
+        try await Self.with { server in
+            let apnsID = "0f9e2d4c-1b3a-4e5f-8a7b-6c5d4e3f2a1b"
+            let entry = Self.entry(#""message": "again", "apns_id": "\#(apnsID)""#)
+            for _ in 0..<2 {
+                #expect(try await Self.push(server, [entry]).body["counts"] as? Int == 1)
+            }
+            let pushes = try await server.pushes(to: Self.token, count: 2)
+            #expect(pushes.map(\.apnsID) == [apnsID, apnsID])
+            let answer = try await Self.push(server, [Self.entry(#""message": "x", "apns_id": "42""#, token: Self.other)])
+            #expect(answer.body["counts"] as? Int == 0)
+            let errors = (answer.body["logs"] as? [[String: Any]] ?? []).compactMap { $0["error"] as? String }
+            #expect(errors.count == 1)
+            #expect(errors.first?.contains("apns_id must be a UUID") == true)
         }
     }
 

@@ -28,6 +28,26 @@ import Testing
         }
     }
 
+    /// Two pushes with one caller-chosen apns-id (gorush's `apns_id`) are kept apart by their own
+    /// keys and each is claimed with the caller's header.
+    @Test func pushesSharingACallersAPNsIDAreKeptApart() async throws {
+        try await withEachStore { store in
+            try await store.createApp(.fixture())
+            _ = try await store.registerDevice(.fixture(device: "phone", user: "alice", pushToken: token("a")))
+            let shared = try Self.push(1)
+            let pushes = (2...3).map { n in
+                var push = shared
+                push.id = String(format: "00000000-0000-4000-8000-%012d", n)
+                return push
+            }
+            try await store.saveDelivery(DeliveryBatch(pushes: pushes))
+            let claimed = try await store.claimPushes(
+                appID: "chat", before: Date(timeIntervalSince1970: 2_000), limit: 10, leaseUntil: Date(timeIntervalSince1970: 3_000))
+            #expect(Set(claimed.map(\.id)) == Set(pushes.map(\.id)))
+            #expect(claimed.allSatisfy { $0.notification.apnsID == shared.notification.apnsID })
+        }
+    }
+
     @Test func anUnreadableRowIsGivenUpAloneAndTheRestAreClaimed() async throws {
         try await withEachStore { store in
             try await store.createApp(.fixture())

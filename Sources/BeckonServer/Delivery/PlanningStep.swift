@@ -221,7 +221,7 @@ struct PlanningStep: Sendable {
                 batch.pushes.append(OutboxPush(
                     device: ref, tokenKind: push.token, reason: push.reason, strategy: push.strategy,
                     notification: rendered, messageCount: push.messageIDs.count, ringingCallID: push.ringing?.callID,
-                    ringingUntil: push.ringing?.until, createdAt: now))
+                    ringingUntil: push.ringing?.until, createdAt: now, id: push.id))
                 afterSave.append((ref, { metrics.decided(push) }))
             case .wakeObserved(let pushID, let reason, let strategy, let latency):
                 batch.wakes.append(WakeOutcome(device: ref, pushID: pushID.uuidString.lowercased(), latency: latency))

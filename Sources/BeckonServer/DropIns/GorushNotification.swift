@@ -135,9 +135,15 @@ struct GorushNotification {
                 }
                 return level
             }
-            // `apns_id` is not used: Beckon's outbox keys each push by its own apns-id, the same
-            // on every retry; a caller's, which gorush lets an entry's tokens and a resent request
-            // share, would name several pushes (docs/drop-ins.md).
+            // Apple: `apns-id` is a UUID in its canonical form (apns.md A.2); gorush sends any
+            // string and APNs answers BadMessageId.
+            let apnsID = try entry.string("apns_id", maxLength: 64).flatMap { $0.isEmpty ? nil : $0 }
+            let callerID = try apnsID.map { (text) throws(Refusal) in
+                guard let id = UUID(uuidString: text), text.count == 36 else {
+                    throw Refusal(reason: "apns_id must be a UUID, as 123e4567-e89b-12d3-a456-4266554400a0")
+                }
+                return id
+            }
             let collapseID = try entry.string("collapse_id", maxLength: 1024).flatMap { $0.isEmpty ? nil : $0 }
             if let collapseID, collapseID.utf8.count > 64 {
                 throw Refusal(reason: "collapse_id must be at most 64 bytes (apns.md A.2)")
@@ -147,7 +153,7 @@ struct GorushNotification {
                 threadID: try threadID(entry), category: try entry.string("category", maxLength: 256),
                 contentAvailable: contentAvailable, mutableContent: try entry.bool("mutable_content") ?? false,
                 interruptionLevel: interruptionLevel, relevanceScore: try number(entry, "relevance-score"),
-                urlArgs: try entry.stringArray("url-args", maxCount: 32), collapseID: collapseID)
+                urlArgs: try entry.stringArray("url-args", maxCount: 32), collapseID: collapseID, apnsID: callerID)
         } catch let error as Refusal {
             throw error
         } catch {
