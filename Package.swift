@@ -99,7 +99,7 @@ let package = Package(
         .target(
             name: "BeckonNode",
             dependencies: [
-                "BeckonServer", "BeckonStore", "APNS", "APNSEmulator",
+                "BeckonServer", "BeckonDelivery", "BeckonStore", "APNS", "APNSCore", "APNSEmulator",
                 server("Crypto", "swift-crypto"),
                 server("Logging", "swift-log"),
                 server("Metrics", "swift-metrics"),
@@ -147,7 +147,7 @@ let package = Package(
         .target(
             name: "BeckonServer",
             dependencies: [
-                "BeckonStore", "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "BeckonSeal", "APNS", "APNSCore", "BeckonXMPP",
+                "BeckonStore", "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "BeckonSeal", "APNSCore", "BeckonXMPP",
                 server("Hummingbird", "hummingbird"),
                 server("NIOPosix", "swift-nio"),
                 server("NIOConcurrencyHelpers", "swift-nio"),
@@ -188,15 +188,24 @@ let package = Package(
                 server("Configuration", "swift-configuration"),
             ]
         ),
-        // The delivery planner: a pure per-device state machine deciding which pushes to send and when.
+        // Delivery: the planner (`Planner/`, a pure per-device state machine deciding which pushes
+        // to send and when) and its runtime (`Runtime/`: the driver, the outbox dispatcher), which
+        // sends through a `PushSender` the node gives it, so it knows APNs' model, not its transport.
         .target(
             name: "BeckonDelivery",
-            dependencies: ["APNSCore", "BeckonProtocol", "BeckonSeal"]
+            dependencies: [
+                "APNSCore", "BeckonProtocol", "BeckonSeal", "BeckonStore", "BeckonJSON",
+                server("Logging", "swift-log"),
+                server("Metrics", "swift-metrics"),
+                server("NIOCore", "swift-nio"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
+            ]
         ),
         .testTarget(
             name: "BeckonDeliveryTests",
             dependencies: [
-                "BeckonDelivery", "APNSCore", "BeckonProtocol", "BeckonSeal", "BeckonJSON",
+                "BeckonDelivery", "APNSCore", "BeckonProtocol", "BeckonSeal", "BeckonJSON", "BeckonStore",
             ]
         ),
         .testTarget(name: "BeckonJSONTests", dependencies: ["BeckonJSON"]),

@@ -1,5 +1,6 @@
 import APNS
 import APNSEmulator
+import BeckonDelivery
 import BeckonServer
 import BeckonStore
 import Foundation
@@ -42,7 +43,7 @@ public struct BeckonNode: Service {
         let factory = metricsFactory ?? MetricsSystem.factory
         let hub = SyncHub(metricsFactory: metricsFactory, cluster: cluster, share: cluster?.share ?? NodeShare())
 
-        var routes: [String: APNSRoute] = [:]
+        var routes: [String: any PushSender] = [:]
         var clients: [APNSClient] = []
         // One client per endpoint: Apple's hosts, or each endpoint apps name instead.
         let withKeys = Dictionary(grouping: configuration.apps.filter { $0.apnsKeyPath != nil }, by: \.apnsEndpoint)
@@ -70,8 +71,9 @@ public struct BeckonNode: Service {
         }
 
         let delivery = DeliveryService(
-            configuration: configuration, store: store, routes: routes, clients: clients, tick: tick, metricsFactory: factory,
-            presence: cluster ?? hub as any DevicePresence)
+            configuration: configuration.deliveryConfiguration, store: store, senders: routes,
+            cutOff: { [clients] in for client in clients { await client.shutdown() } }, tick: tick,
+            metricsFactory: factory, presence: cluster ?? hub as any DevicePresence)
         let events = delivery.events
         hub.observe { events.submit($0) }
         if let cluster {

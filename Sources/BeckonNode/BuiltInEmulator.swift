@@ -1,5 +1,6 @@
 import APNS
 import APNSEmulator
+import BeckonDelivery
 import BeckonServer
 import Crypto
 import Logging
@@ -11,7 +12,7 @@ import NIOSSL
 struct BuiltInEmulator {
     let emulator: APNSEmulator
     let client: APNSClient
-    let routes: [String: APNSRoute]
+    let routes: [String: any PushSender]
 
     /// Starts the emulator with a key per app, made up now (it checks provider tokens as Apple
     /// does), and a client that trusts its certificate authority.
@@ -32,7 +33,7 @@ struct BuiltInEmulator {
         let client = APNSClient(
             configuration: .init(endpointOverride: ("127.0.0.1", emulator.port), additionalTrustRoots: ca),
             logger: Logger(label: "beckon.apns"), metricsFactory: metricsFactory)
-        var routes: [String: APNSRoute] = [:]
+        var routes: [String: any PushSender] = [:]
         for (app, key) in keys {
             routes[app.id] = APNSRoute(client: client, credential: .token(APNSProviderTokenSource(key: key)))
         }

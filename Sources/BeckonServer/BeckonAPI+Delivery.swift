@@ -1,3 +1,4 @@
+import BeckonDelivery
 import BeckonStore
 import Foundation
 import Hummingbird

@@ -1,3 +1,4 @@
+import BeckonDelivery
 import BeckonProtocol
 import BeckonStore
 import Foundation

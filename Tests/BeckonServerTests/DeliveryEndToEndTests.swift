@@ -3,7 +3,7 @@ import BeckonProtocol
 import BeckonSeal
 import APNSCore
 import APNSEmulator
-import BeckonDelivery
+@testable import BeckonDelivery
 import BeckonStore
 import Crypto
 import Hummingbird

@@ -1,3 +1,4 @@
+@testable import BeckonDelivery
 import BeckonServer
 import BeckonStore
 import Foundation

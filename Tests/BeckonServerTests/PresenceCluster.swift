@@ -1,4 +1,4 @@
-import BeckonDelivery
+@testable import BeckonDelivery
 import BeckonProtocol
 @testable import BeckonServer
 import BeckonStore
@@ -93,7 +93,7 @@ final class PresenceCluster: Sendable {
     func start(_ node: String) async throws {
         try await slots.join(node)
         let metrics = DeliveryMetrics(factory: MetricsSystem.factory)
-        let dispatcher = PushDispatcher(store: store, routes: [:], metrics: metrics, logger: logger)
+        let dispatcher = PushDispatcher(store: store, senders: [:], metrics: metrics, logger: logger)
         let driver = DeliveryDriver(
             store: store, policies: [Self.app: DeliveryPolicy()], bundleIDs: [Self.app: "com.example.chat"],
             dispatcher: dispatcher, metrics: metrics, logger: logger, now: { [clock] in clock.now },

@@ -3,7 +3,7 @@ import BeckonProtocol
 import BeckonNode
 import Prometheus
 import APNSEmulator
-import BeckonDelivery
+@testable import BeckonDelivery
 import BeckonStore
 import Foundation
 import Hummingbird

@@ -1,3 +1,4 @@
+@testable import BeckonDelivery
 @testable import BeckonServer
 import Foundation
 import NIOConcurrencyHelpers

@@ -1,5 +1,4 @@
 import BeckonProtocol
-import BeckonDelivery
 import Foundation
 import Metrics
 

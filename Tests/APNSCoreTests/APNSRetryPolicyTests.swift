@@ -1,4 +1,4 @@
-import APNS
+import APNSCore
 import Testing
 
 @Suite struct APNSRetryPolicyTests {

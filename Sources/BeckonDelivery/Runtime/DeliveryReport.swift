@@ -10,12 +10,12 @@ import Foundation
 /// clears and calls are reported as kinds of their own with the same connected-within-window
 /// figures: a user may open the app after an alert or not, and neither is a wake that worked or
 /// failed. Merging them would make the wake figure mean something else.
-struct DeliveryReport: Encodable, Sendable {
+package struct DeliveryReport: Encodable, Sendable {
     /// What a push is for, as far as measuring it goes.
-    enum Category: String, Encodable, Sendable {
+    package enum Category: String, Encodable, Sendable {
         case wake, alert, clear, call
 
-        init(reason: String, pushType: String?) {
+        package init(reason: String, pushType: String?) {
             switch PushReason(rawValue: reason) {
             case .clear?, .clearAll?: self = .clear
             case .callVoIP?, .callRing?, .missedCall?, .answeredElsewhere?, .declinedElsewhere?: self = .call
@@ -24,48 +24,48 @@ struct DeliveryReport: Encodable, Sendable {
         }
     }
 
-    struct Kind: Encodable, Sendable {
-        var reason: String
-        var strategy: String
-        var category: Category
-        var pushes: Int
-        var sent: Int
-        var failed: Int
-        var pending: Int
+    package struct Kind: Encodable, Sendable {
+        package var reason: String
+        package var strategy: String
+        package var category: Category
+        package var pushes: Int
+        package var sent: Int
+        package var failed: Int
+        package var pending: Int
         /// The device connected within the reconnect window after the push.
-        var connectedWithinWindow: Int
+        package var connectedWithinWindow: Int
         /// The window passed without a connection (a later connection is not credited).
-        var notConnectedWithinWindow: Int
+        package var notConnectedWithinWindow: Int
         /// connected ÷ (connected + not); nil before any push was measured.
-        var connectedWithinWindowRate: Double?
+        package var connectedWithinWindowRate: Double?
         /// The same rate, for wakes only: nil for alerts, clears and calls.
-        var wakeSuccessRate: Double?
+        package var wakeSuccessRate: Double?
         /// Push to connection, for the pushes followed by one within the window.
-        var latencySeconds: Percentiles?
+        package var latencySeconds: Percentiles?
     }
 
-    struct Percentiles: Encodable, Sendable {
-        var p50: Double
-        var p90: Double
-        var p99: Double
-        var max: Double
+    package struct Percentiles: Encodable, Sendable {
+        package var p50: Double
+        package var p90: Double
+        package var p99: Double
+        package var max: Double
     }
 
-    var appId: String
-    var since: Date
-    var pushes: Int
+    package var appId: String
+    package var since: Date
+    package var pushes: Int
     /// Sum over pushes of the messages each was for; with `pushes`, what a message costs in pushes.
-    var messagesInPushes: Int
-    var pushesPerMessage: Double?
+    package var messagesInPushes: Int
+    package var pushesPerMessage: Double?
     /// Over every wake (background push for new messages): connected within the window ÷ measured.
-    var wakeSuccessRate: Double?
+    package var wakeSuccessRate: Double?
     /// Alerts sent because a wake was missed or the device was already unreachable (rule 4).
-    var escalations: Int
+    package var escalations: Int
     /// Devices unreachable now: they missed a wake and have not connected since.
-    var unreachableDevices: Int
-    var kinds: [Kind]
+    package var unreachableDevices: Int
+    package var kinds: [Kind]
 
-    init(appID: String, since: Date, records: [PushRecord], unreachableDevices: Int) {
+    package init(appID: String, since: Date, records: [PushRecord], unreachableDevices: Int) {
         self.appId = appID
         self.since = since
         self.pushes = records.count
@@ -102,7 +102,7 @@ struct DeliveryReport: Encodable, Sendable {
     }
 
     /// Nearest-rank percentile of sorted values.
-    static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
+    package static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
         let rank = Int((fraction * Double(sorted.count)).rounded(.up))
         return sorted[min(max(rank, 1), sorted.count) - 1]
     }

@@ -1,5 +1,4 @@
 import APNSCore
-import BeckonDelivery
 import BeckonJSON
 import BeckonProtocol
 import BeckonStore

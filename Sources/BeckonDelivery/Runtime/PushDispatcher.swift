@@ -1,12 +1,10 @@
-import APNS
 import APNSCore
-import BeckonDelivery
 import BeckonStore
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
 
-/// Sends the outbox's pending pushes through the APNs client and acts on Apple's answers:
+/// Sends the outbox's pending pushes through each app's `PushSender` and acts on Apple's answers:
 ///
 /// - 200: sent.
 /// - 410 `Unregistered`: the token is removed only if Apple's timestamp is later than its
@@ -22,7 +20,7 @@ import NIOConcurrencyHelpers
 /// or whose pushes hang cannot take the slots of the others.
 final class PushDispatcher: Sendable {
     let store: any BeckonStore
-    let routes: [String: APNSRoute]
+    let senders: [String: any PushSender]
     let metrics: DeliveryMetrics
     let logger: Logger
     let now: @Sendable () -> Date
@@ -41,13 +39,13 @@ final class PushDispatcher: Sendable {
     let lease: TimeInterval
 
     init(
-        store: any BeckonStore, routes: [String: APNSRoute], metrics: DeliveryMetrics, logger: Logger,
+        store: any BeckonStore, senders: [String: any PushSender], metrics: DeliveryMetrics, logger: Logger,
         perAppConcurrency: Int = 200, retry: APNSRetryPolicy = PushDispatcher.defaultRetry, lease: TimeInterval = 300,
         idlePoll: Duration = .seconds(1),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
-        self.routes = routes
+        self.senders = senders
         self.metrics = metrics
         self.logger = logger
         self.queue = NIOLockedValueBox(OutboxQueueStateMachine(slots: perAppConcurrency, holdPerSlot: Self.holdPerSlot(lease: lease)))
@@ -84,7 +82,7 @@ final class PushDispatcher: Sendable {
         } catch {
             logger.error("releasing the outbox's claims failed", metadata: ["error": "\(error)"])
         }
-        let apps = routes.keys
+        let apps = senders.keys
         queue.withLockedValue { $0.pollAll(apps, backlog: true) }
         await withDiscardingTaskGroup { group in
             group.addTask {
@@ -113,7 +111,7 @@ final class PushDispatcher: Sendable {
     /// Claims, app by app (the bulkhead), as many due pushes as the app may still hold, from
     /// the apps whose outbox may hold some.
     private func claimWhileRoom() async throws {
-        for app in routes.keys.sorted() {
+        for app in senders.keys.sorted() {
             guard let (size, ticket) = queue.withLockedValue({ queue in
                 queue.claimSize(for: app).map { ($0, queue.claimTicket(for: app)) }
             }) else { continue }
@@ -205,7 +203,7 @@ final class PushDispatcher: Sendable {
     }
 
     private func attempt(_ outbox: OutboxPush, to device: Device?) async -> PushAttemptResult {
-        guard let route = routes[outbox.device.appID] else {
+        guard let sender = senders[outbox.device.appID] else {
             return .failed(status: 0, reason: "NoAPNsRoute", at: now())
         }
         guard let device else { return .failed(status: 0, reason: "DeviceDeleted", at: now()) }
@@ -237,10 +235,9 @@ final class PushDispatcher: Sendable {
         let request = APNSRequest(outbox.notification, to: token)
         let environment = APNSEnvironment(device.environment)
         do {
-            let response = try await route.client.send(
-                request, environment: environment, credential: route.credential, deadline: deadline, retry: singleAttempt)
+            let response = try await sender.send(request, environment: environment, deadline: deadline, retry: singleAttempt)
             return try await outcome(
-                of: response, outbox: outbox, device: device, request: request, route: route,
+                of: response, outbox: outbox, device: device, request: request, sender: sender,
                 limits: (deadline, singleAttempt))
         } catch {
             return retryLater(outbox, status: 0, reason: "\(error)")
@@ -250,7 +247,7 @@ final class PushDispatcher: Sendable {
     /// - Parameter limits: the first send's deadline and retries, kept for a second try (a ring
     ///   must not outlive its call there either).
     private func outcome(
-        of response: APNSResponse, outbox: OutboxPush, device: Device, request: APNSRequest, route: APNSRoute,
+        of response: APNSResponse, outbox: OutboxPush, device: Device, request: APNSRequest, sender: any PushSender,
         limits: (deadline: TimeInterval?, retry: APNSRetryPolicy?)
     ) async throws -> PushAttemptResult {
         if response.isSuccess { return .sent(at: now()) }
@@ -265,8 +262,7 @@ final class PushDispatcher: Sendable {
             return .failed(status: response.status, reason: reason, at: now())
         case .badDeviceToken?:
             let other = APNSEnvironment(device.environment) == .sandbox ? APNSEnvironment.production : .sandbox
-            if let retried = try? await route.client.send(
-                request, environment: other, credential: route.credential, deadline: limits.deadline, retry: limits.retry),
+            if let retried = try? await sender.send(request, environment: other, deadline: limits.deadline, retry: limits.retry),
                 retried.isSuccess
             {
                 logger.warning("token belongs to the other APNs environment", metadata: [

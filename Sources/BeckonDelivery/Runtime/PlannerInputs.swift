@@ -1,4 +1,3 @@
-import BeckonDelivery
 import BeckonProtocol
 import BeckonStore
 import Foundation

@@ -1,4 +1,4 @@
-@testable import BeckonServer
+@testable import BeckonDelivery
 import BeckonStore
 import Foundation
 import Testing

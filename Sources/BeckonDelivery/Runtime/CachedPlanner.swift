@@ -1,4 +1,3 @@
-import BeckonDelivery
 import BeckonStore
 import Foundation
 

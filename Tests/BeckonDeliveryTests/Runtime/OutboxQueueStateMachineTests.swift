@@ -1,6 +1,6 @@
 import APNSCore
 import BeckonProtocol
-@testable import BeckonServer
+@testable import BeckonDelivery
 import BeckonStore
 import Foundation
 import Testing

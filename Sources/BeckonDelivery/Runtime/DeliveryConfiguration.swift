@@ -1,0 +1,21 @@
+import APNSCore
+import Foundation
+
+/// What delivery is told at start-up: each app's policy and bundle id, and the dispatcher's and
+/// driver's limits (`delivery.*` in the node's configuration, README "Configuration").
+public struct DeliveryConfiguration: Sendable, Equatable {
+    /// Each app's delivery policy and its bundle id (the `apns-topic`), by app id.
+    public var policies: [String: DeliveryPolicy] = [:]
+    public var bundleIDs: [String: String] = [:]
+    /// Each app's pushes in flight at once (a bulkhead between apps).
+    public var sendsPerApp = 800
+    /// Attempts of a push that keeps failing for transient reasons, and the backoff between them.
+    public var retry = APNSRetryPolicy(maximumAttempts: 8, backoff: APNSBackoff(base: 5, cap: 600))
+    /// How long a claimed push is held for sending, and a claimed planner deadline for planning.
+    public var claimLease: TimeInterval = 300
+    public var deadlineLease: TimeInterval = 30
+    /// After graceful shutdown begins, how long sends may still wait for APNs.
+    public var shutdownGrace: Duration = .seconds(10)
+
+    public init() {}
+}
