@@ -206,6 +206,9 @@ let package = Package(
             name: "BeckonDeliveryTests",
             dependencies: [
                 "BeckonDelivery", "APNSCore", "BeckonProtocol", "BeckonSeal", "BeckonJSON", "BeckonStore",
+                server("Logging", "swift-log"),
+                server("Metrics", "swift-metrics"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
             ]
         ),
         .testTarget(name: "BeckonJSONTests", dependencies: ["BeckonJSON"]),

@@ -90,6 +90,13 @@ final class DeliveryDriver: Service, Sendable {
                 group.addTask { await self.planEvents() }
                 group.addTask { await self.wakeDuePlanners() }
                 group.addTask { await self.dispatcher.run() }
+                // Apple's final refusals go back to the planner: a failed push proves nothing
+                // about the app.
+                group.addTask {
+                    for await failure in self.dispatcher.failures {
+                        self.submit(.pushFailed(failure.device, pushID: failure.pushID, at: self.now()))
+                    }
+                }
                 await group.next()
                 group.cancelAll()
             }
@@ -162,7 +169,7 @@ final class DeliveryDriver: Service, Sendable {
     func plan(_ batch: [DeliveryEvent], whileSaving previous: SavingBatch?) async -> SavingBatch? {
         var step: PlanningStep
         do {
-            step = try await PlanningStep(driver: self, devicesFor: batch, after: previous)
+            step = try await PlanningStep(context: context(), devicesFor: batch, after: previous)
             try await apply(batch, to: &step)
         } catch {
             await previous?.task.value
@@ -195,10 +202,10 @@ final class DeliveryDriver: Service, Sendable {
                     step = planned
                     ready = nil
                 } else {
-                    step = try await PlanningStep(driver: self, devicesFor: batch, only: only)
+                    step = try await PlanningStep(context: context(), devicesFor: batch, only: only)
                     try await apply(batch, to: &step)
                 }
-                let conflicted = try await step.save()
+                let conflicted = try await save(try step.decided())
                 if conflicted.isEmpty { return }
                 metrics.conflicted()
                 planners.withLockedValue { cache in for device in conflicted { cache[device] = nil } }
@@ -249,9 +256,26 @@ final class DeliveryDriver: Service, Sendable {
     /// How often a batch is planned again while the store is unavailable.
     static let unavailableAttempts = 30
 
-    func policy(for appID: String) -> DeliveryPolicy { policies[appID] ?? DeliveryPolicy() }
+    private func context() -> PlanningContext {
+        PlanningContext(
+            now: now(), store: store, presence: presence, policies: policies, bundleIDs: bundleIDs, cache: planners,
+            metrics: metrics, logger: logger)
+    }
 
-    /// Apps are declared in the configuration, so every device's app has one; an unknown app
-    /// renders for an empty topic, which APNs refuses (and the dispatcher has no route for it).
-    func bundleID(for appID: String) -> String { bundleIDs[appID] ?? "" }
+    /// Saves what a step decided, in one transaction, through the dispatcher (which queues the
+    /// pushes it has room for at once); returns the devices another node saved first, whose
+    /// decisions were left out (to be planned again).
+    private func save(_ planned: PlannedBatch) async throws -> Set<DeviceRef> {
+        let conflicted = try await dispatcher.save(planned.batch, devices: planned.devices) { batch in
+            try await self.store.saveDelivery(batch)
+        }
+        for (ref, effect) in planned.afterSave where !conflicted.contains(ref) { effect() }
+        let saved = planned.planners.filter { !conflicted.contains($0.key) }
+        let limit = plannerCacheLimit
+        planners.withLockedValue { cache in
+            if cache.count + saved.count > limit { cache.removeAll(keepingCapacity: true) }
+            cache.merge(saved) { $1 }
+        }
+        return conflicted
+    }
 }

@@ -33,10 +33,6 @@ public struct DeliveryService: Service {
             store: store, policies: configuration.policies, bundleIDs: configuration.bundleIDs,
             dispatcher: dispatcher, metrics: metrics, tick: tick, logger: Logger(label: "beckon.delivery"),
             presence: presence, deadlineLease: configuration.deadlineLease)
-        // Apple's final refusals go back to the planner: a failed push proves nothing about the app.
-        dispatcher.onFinalFailure { [weak driver] device, pushID in
-            driver?.submit(.pushFailed(device, pushID: pushID, at: Date()))
-        }
         self.driver = driver
         self.cutOff = cutOff
         self.grace = configuration.shutdownGrace

@@ -5,18 +5,16 @@ import BeckonStore
 import Foundation
 
 /// One transaction's worth of planning: the devices and planner states a batch of events
-/// touches, read up front; each event applied in order; then states, pushes and wake outcomes
-/// saved together.
+/// touches, read up front; each event applied in order; then the states, pushes and wake
+/// outcomes decided (`decided()`), which the driver saves together. It reads and never writes.
 struct PlanningStep: Sendable {
-    let driver: DeliveryDriver
-    let now: Date
+    let context: PlanningContext
+    var now: Date { context.now }
     private var devices: [DeviceRef: Device] = [:]
     private var devicesOfUser: [UserRef: [DeviceRef]] = [:]
     private var planners: [DeviceRef: DevicePlanner] = [:]
     /// The stored version each planner was read at (0: never saved).
     private var versions: [DeviceRef: Int64] = [:]
-    /// Metrics and logs of the actions decided, by device, run once the device's state is saved:
-    /// a device planned again after a conflict must not count twice.
     private var afterSave: [(DeviceRef, @Sendable () -> Void)] = []
     private var changed: Set<DeviceRef> = []
     private var unread: [UserRef: Int] = [:]
@@ -27,11 +25,10 @@ struct PlanningStep: Sendable {
     ///   - previous: a batch still saving; if it read one of this batch's devices, its save is
     ///     waited for before any state is loaded.
     init(
-        driver: DeliveryDriver, devicesFor events: [DeliveryEvent], only: Set<DeviceRef>? = nil,
+        context: PlanningContext, devicesFor events: [DeliveryEvent], only: Set<DeviceRef>? = nil,
         after previous: DeliveryDriver.SavingBatch? = nil
     ) async throws {
-        self.driver = driver
-        self.now = driver.now()
+        self.context = context
         var users: Set<UserRef> = []
         var single: Set<DeviceRef> = []
         for event in events {
@@ -43,12 +40,12 @@ struct PlanningStep: Sendable {
                 single.insert(device)
             }
         }
-        for (user, found) in try await driver.store.devices(of: Array(users)) {
+        for (user, found) in try await context.store.devices(of: Array(users)) {
             devicesOfUser[user] = found.map(\.ref)
             for device in found { devices[device.ref] = device }
         }
         let missing = single.filter { devices[$0] == nil }
-        for (ref, device) in try await driver.store.devices(Array(missing)) { devices[ref] = device }
+        for (ref, device) in try await context.store.devices(Array(missing)) { devices[ref] = device }
         if let only {
             // A device left out has no planner here: its transitions are skipped.
             devices = devices.filter { only.contains($0.key) }
@@ -56,7 +53,7 @@ struct PlanningStep: Sendable {
         }
         // Unread counts only for users with devices to push to.
         let pushed = users.filter { !(devicesOfUser[$0] ?? []).isEmpty }
-        unread = try await driver.store.unreadCounts(of: Array(pushed))
+        unread = try await context.store.unreadCounts(of: Array(pushed))
         if let previous, !previous.devices.isDisjoint(with: devices.keys) { await previous.task.value }
         try await loadStates()
     }
@@ -74,14 +71,14 @@ struct PlanningStep: Sendable {
     private mutating func loadStates() async throws {
         // A cached planner is used only for the registration it was planned for: a device deleted
         // and registered again, or moved to another user, starts afresh.
-        let cached = driver.planners.withLockedValue { cache in
+        let cached = context.cache.withLockedValue { cache in
             devices.compactMap { ref, device in
                 cache[ref].flatMap { $0.matches(device) ? (ref, $0) : nil }
             }
         }
         var known = Dictionary(uniqueKeysWithValues: cached.map { ($0, $1.planner) })
         versions = Dictionary(uniqueKeysWithValues: cached.map { ($0, $1.version) })
-        let saved = try await driver.store.deliveryStates(devices.keys.filter { known[$0] == nil })
+        let saved = try await context.store.deliveryStates(devices.keys.filter { known[$0] == nil })
         let decoder = JSONDecoder()
         for (ref, state) in saved {
             versions[ref] = state.version
@@ -89,15 +86,15 @@ struct PlanningStep: Sendable {
                 known[ref] = try decoder.decode(DevicePlanner.self, from: state.planner)
             } catch {
                 // A state this version cannot read starts over rather than stopping every batch.
-                driver.logger.error("a saved planner state is unreadable; starting afresh", metadata: [
+                context.logger.error("a saved planner state is unreadable; starting afresh", metadata: [
                     "device": "\(ref)", "error": "\(error)",
                 ])
             }
         }
         for ref in devices.keys {
-            var planner = known[ref] ?? DevicePlanner(policy: driver.policy(for: ref.appID))
-            planner.policy = driver.policy(for: ref.appID)  // The configuration may have changed.
-            if planner.isConnected, await !driver.presence.mayBeConnected(ref) {
+            var planner = known[ref] ?? DevicePlanner(policy: context.policy(for: ref.appID))
+            planner.policy = context.policy(for: ref.appID)  // The configuration may have changed.
+            if planner.isConnected, await !context.presence.mayBeConnected(ref) {
                 _ = planner.disconnected(now: now, unackedMessageIDs: [], clean: false)
                 changed.insert(ref)
             }
@@ -110,7 +107,7 @@ struct PlanningStep: Sendable {
         let away = devices.keys.filter { planners[$0]?.isConnected == false }
         if !away.isEmpty {
             let now = self.now
-            for (ref, session) in await driver.presence.liveSessions(away) {
+            for (ref, session) in await context.presence.liveSessions(away) {
                 transition(ref) { planner, _ in planner.connected(now: min(session.since, now), role: session.role) }
             }
         }
@@ -142,7 +139,7 @@ struct PlanningStep: Sendable {
         case .disconnected(let ref, let clean, _, let session):
             // A session replaced by a newer one (on another node, its `connected` maybe planned
             // already) ended no connection.
-            if let session, await driver.presence.connectedElsewhere(ref, besides: session) { return }
+            if let session, await context.presence.connectedElsewhere(ref, besides: session) { return }
             // After a clean `bye` too: a message that arrived while the session was closing was
             // neither pushed (the device was connected) nor stored (found by `beckon simulate
             // read-elsewhere`).
@@ -202,7 +199,7 @@ struct PlanningStep: Sendable {
     }
 
     private mutating func record(_ actions: [PlannerAction], for ref: DeviceRef) {
-        let metrics = driver.metrics
+        let metrics = context.metrics
         for action in actions {
             switch action {
             case .send(let push):
@@ -210,9 +207,9 @@ struct PlanningStep: Sendable {
                 // itself, and the dispatcher sends it as it is.
                 let rendered: APNSRenderedNotification
                 do {
-                    rendered = try push.rendered(bundleID: driver.bundleID(for: ref.appID))
+                    rendered = try push.rendered(bundleID: context.bundleID(for: ref.appID))
                 } catch {
-                    driver.logger.error("a planned push does not fit APNs' rules; not sent", metadata: [
+                    context.logger.error("a planned push does not fit APNs' rules; not sent", metadata: [
                         "device": "\(ref)", "reason": "\(push.reason.rawValue)", "error": "\(error)",
                     ])
                     continue
@@ -229,7 +226,7 @@ struct PlanningStep: Sendable {
                 batch.wakes.append(WakeOutcome(device: ref, pushID: pushID.uuidString.lowercased(), latency: nil))
                 afterSave.append((ref, { metrics.wake(observed: nil, reason: reason, strategy: strategy) }))
             case .becameUnreachable:
-                let logger = driver.logger
+                let logger = context.logger
                 afterSave.append((ref, {
                     metrics.escalated()
                     logger.info("device unreachable after a missed wake; alerting until it connects", metadata: [
@@ -242,49 +239,31 @@ struct PlanningStep: Sendable {
         }
     }
 
-    // MARK: Saving
+    // MARK: Deciding
 
-    /// Saves what the batch decided; returns the devices another node saved first, whose
-    /// decisions were left out (to be planned again).
-    mutating func save() async throws -> Set<DeviceRef> {
+    /// What the batch decided, for the driver to save.
+    func decided() throws -> PlannedBatch {
+        var batch = self.batch
         // Not Foundation's JSONEncoder: a state is saved at every change, and that encoder was 9%
         // of a node's time in a burst; the streaming one writes the same JSON about 4× faster.
         let encoder = JSONStreamEncoder()
+        var remembered: [DeviceRef: CachedPlanner] = [:]
         for ref in changed {
             guard let planner = planners[ref] else { continue }
+            let version = versions[ref] ?? 0
             batch.states.append(DeliveryState(
                 device: ref, planner: Data(try encoder.encode(planner)), nextDeadline: planner.nextDeadline,
-                unreachable: planner.isUnreachable, connected: planner.isConnected, version: versions[ref] ?? 0))
+                unreachable: planner.isUnreachable, connected: planner.isConnected, version: version))
+            if let device = devices[ref] { remembered[ref] = CachedPlanner(planner: planner, version: version + 1, for: device) }
         }
-        // The pushes the dispatcher has room for are saved claimed and handed to it directly.
-        driver.dispatcher.reserve(&batch.pushes)
-        let conflicted: Set<DeviceRef>
-        do {
-            conflicted = try await driver.store.saveDelivery(batch)
-        } catch {
-            driver.dispatcher.notSaved(batch.pushes)
-            throw error
-        }
-        driver.dispatcher.saved(batch.pushes, except: conflicted, devices: devices)
-        for (ref, effect) in afterSave where !conflicted.contains(ref) { effect() }
-        let saved = changed.subtracting(conflicted).compactMap { ref in
-            planners[ref].flatMap { planner in
-                devices[ref].map { (ref, CachedPlanner(planner: planner, version: (versions[ref] ?? 0) + 1, for: $0)) }
-            }
-        }
-        let limit = driver.plannerCacheLimit
-        driver.planners.withLockedValue { cache in
-            if cache.count + saved.count > limit { cache.removeAll(keepingCapacity: true) }
-            for (ref, entry) in saved { cache[ref] = entry }
-        }
-        return conflicted
+        return PlannedBatch(batch: batch, devices: devices, afterSave: afterSave, planners: remembered)
     }
 
     // MARK: Reads
 
     private mutating func unreadCount(of user: UserRef) async throws -> Int {
         if let count = unread[user] { return count }
-        let count = try await driver.store.unreadCount(of: user)
+        let count = try await context.store.unreadCount(of: user)
         unread[user] = count
         return count
     }
@@ -292,8 +271,8 @@ struct PlanningStep: Sendable {
     /// The messages after the device's cursor, newest last: what a re-push is for (rule 5).
     private func unackedMessageIDs(of ref: DeviceRef) async throws -> [String] {
         guard let device = devices[ref] else { return [] }
-        let cursor = try await driver.store.cursor(device: ref)
-        let limit = driver.policy(for: ref.appID).maximumIDsPerPush
-        return try await driver.store.messages(for: device.user, after: cursor, limit: limit).map(\.message.id)
+        let cursor = try await context.store.cursor(device: ref)
+        let limit = context.policy(for: ref.appID).maximumIDsPerPush
+        return try await context.store.messages(for: device.user, after: cursor, limit: limit).map(\.message.id)
     }
 }

@@ -28,8 +28,9 @@ final class PushDispatcher: Sendable {
     let retry: APNSRetryPolicy
     /// Polling interval when nothing signals new pushes (another node's, retries falling due).
     let idlePoll: Duration
-    /// Told about pushes that failed for good.
-    private let onFinalFailure: NIOLockedValueBox<(@Sendable (DeviceRef, UUID) -> Void)?> = NIOLockedValueBox(nil)
+    /// Pushes that failed for good, for the planner (the driver reads them).
+    let failures: AsyncStream<FinalFailure>
+    private let failed: AsyncStream<FinalFailure>.Continuation
 
     private let queue: NIOLockedValueBox<OutboxQueueStateMachine>
     private let signals: AsyncStream<Void>
@@ -54,6 +55,13 @@ final class PushDispatcher: Sendable {
         self.idlePoll = idlePoll
         self.now = now
         (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (failures, failed) = AsyncStream.makeStream(of: FinalFailure.self)
+    }
+
+    /// A push APNs refused for good (or that could not be sent at all).
+    struct FinalFailure: Sendable {
+        var device: DeviceRef
+        var pushID: UUID
     }
 
     /// As many claimed pushes per slot as can all start inside their lease even if every send
@@ -65,10 +73,6 @@ final class PushDispatcher: Sendable {
 
     /// 8 attempts, 5 s doubling to 10 minutes, jittered: about 20 minutes before giving up.
     static let defaultRetry = APNSRetryPolicy(maximumAttempts: 8, backoff: APNSBackoff(base: 5, cap: 600))
-
-    func onFinalFailure(_ body: @escaping @Sendable (DeviceRef, UUID) -> Void) {
-        onFinalFailure.withLockedValue { $0 = body }
-    }
 
     /// Claims due pushes from the outbox (each claim is a lease, so nothing is sent twice while
     /// it lives), queues them per app, and starts sends while the app has free slots. Runs when
@@ -127,10 +131,32 @@ final class PushDispatcher: Sendable {
 
     // MARK: Handing over
 
+    /// Saves a planned batch through `save` (the planner's states and its pushes, in one
+    /// transaction) and takes its pushes: those their app has room for are saved already claimed
+    /// and queued to be sent at once, with the devices as the planner read them; the rest wait in
+    /// the outbox to be claimed. Returns what `save` returns: the devices another node saved
+    /// first, whose pushes were not stored.
+    func save(
+        _ batch: DeliveryBatch, devices: [DeviceRef: Device],
+        through save: (DeliveryBatch) async throws -> Set<DeviceRef>
+    ) async throws -> Set<DeviceRef> {
+        var batch = batch
+        reserve(&batch.pushes)
+        let conflicted: Set<DeviceRef>
+        do {
+            conflicted = try await save(batch)
+        } catch {
+            notSaved(batch.pushes)
+            throw error
+        }
+        saved(batch.pushes, except: conflicted, devices: devices)
+        return conflicted
+    }
+
     /// Before the planner saves `pushes`: those their app has room for are marked to be saved
     /// already claimed (`OutboxPush.claimedUntil`), so they go straight to the queue afterwards
     /// and cost no claim. The rest are saved pending, to be claimed.
-    func reserve(_ pushes: inout [OutboxPush]) {
+    private func reserve(_ pushes: inout [OutboxPush]) {
         let leaseUntil = now().addingTimeInterval(lease)
         let byApp = Dictionary(grouping: pushes.indices, by: { pushes[$0].device.appID })
         let granted = queue.withLockedValue { queue in
@@ -144,7 +170,7 @@ final class PushDispatcher: Sendable {
     /// After the save: reserved pushes that were saved are queued to be sent (with their device as
     /// the planner read it); reserved ones that were not give their room back; pushes saved
     /// without a reservation are claimed from the outbox.
-    func saved(_ pushes: [OutboxPush], except conflicted: Set<DeviceRef>, devices: [DeviceRef: Device]) {
+    private func saved(_ pushes: [OutboxPush], except conflicted: Set<DeviceRef>, devices: [DeviceRef: Device]) {
         guard !pushes.isEmpty else { return }
         queue.withLockedValue { queue in
             var handed: [OutboxQueueStateMachine.Item] = []
@@ -164,7 +190,7 @@ final class PushDispatcher: Sendable {
     }
 
     /// The save failed: nothing was stored, the reserved room is free again.
-    func notSaved(_ pushes: [OutboxPush]) {
+    private func notSaved(_ pushes: [OutboxPush]) {
         queue.withLockedValue { queue in
             for push in pushes where push.claimedUntil != nil { queue.cancelReservation(for: push.device.appID, count: 1) }
         }
@@ -197,7 +223,7 @@ final class PushDispatcher: Sendable {
         case .sent: metrics.result("sent", status: 200)
         case .failed(let status, _, _):
             metrics.result("failed", status: status)
-            if let id = UUID(uuidString: push.id) { onFinalFailure.withLockedValue { $0 }?(push.device, id) }
+            if let id = UUID(uuidString: push.id) { failed.yield(FinalFailure(device: push.device, pushID: id)) }
         case .retry(let status, _, _): metrics.result("retry", status: status)
         }
     }
