@@ -81,7 +81,7 @@ public enum BeckonHTTPServer {
     ) throws -> BeckonService {
         let api = BeckonAPI(store: store, configuration: configuration, syncHub: hub, events: events)
         let gateway = SyncGateway(
-            api: api, hub: hub, limits: SyncLimits(configuration), connectsPerMinute: configuration.syncConnectsPerMinute,
+            store: store, auth: api.auth, hub: hub, limits: SyncLimits(configuration), connectsPerMinute: configuration.syncConnectsPerMinute,
             logger: logger)
         let limiter = ConnectionLimiter(limit: FileDescriptorLimit.connectionLimit(configured: configuration.maximumConnections))
         if let configured = configuration.maximumConnections, configured > limiter.limit {

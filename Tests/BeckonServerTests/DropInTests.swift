@@ -257,7 +257,7 @@ import Testing
                 guard case .stanza(let stanza)? = events.first, let publish = PushPublish(stanza) else {
                     throw FixtureError.unexpected("no publish")
                 }
-                return await fixture.api.xmppPublish(publish, settings: Self.xmpp, logger: Logger(label: "test"))
+                return await fixture.api.xmpp.publish(publish, settings: Self.xmpp, logger: Logger(label: "test"))
                     .xml(inherited: ComponentStateMachine.componentNamespace)
             }
             #expect(try await publish(node: node, secret: Self.xmpp.secret(forNode: node)).contains("type='result'"))

@@ -2,7 +2,7 @@ import BeckonDelivery
 import BeckonStore
 import Foundation
 
-/// What the status page shows, gathered once per request (`BeckonAPI.statusSnapshot`) and
+/// What the status page shows, gathered once per request (`StatusController.statusSnapshot`) and
 /// rendered by `StatusPage`. Building it from push records is pure, so it is tested without a
 /// server.
 struct StatusSnapshot: Sendable {

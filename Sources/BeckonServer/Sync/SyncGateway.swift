@@ -62,7 +62,9 @@ enum SyncUpgradeDecision: Sendable {
 /// `SyncUpgradeChannel` asks it whether to upgrade and then starts the session
 /// (`SyncConnection.start`).
 public struct SyncGateway: Sendable {
-    let api: BeckonAPI
+    let store: any BeckonStore
+    /// The API's own checks of who a request is.
+    let auth: Authenticator
     public let hub: SyncHub
     public let limits: SyncLimits
     let logger: Logger
@@ -70,15 +72,14 @@ public struct SyncGateway: Sendable {
     /// `limits.sync-connects-per-minute` per device; nil when 0 (off).
     let connectRate: RateLimiter?
 
-    var store: any BeckonStore { api.store }
-
     /// - Parameter connectsPerMinute: sessions a device may open per minute (a burst of as many,
     ///   then one every 60/n s); 0: no limit.
     init(
-        api: BeckonAPI, hub: SyncHub, limits: SyncLimits, connectsPerMinute: Int, logger: Logger,
+        store: any BeckonStore, auth: Authenticator, hub: SyncHub, limits: SyncLimits, connectsPerMinute: Int, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.api = api
+        self.store = store
+        self.auth = auth
         self.hub = hub
         self.limits = limits
         self.logger = logger
@@ -104,7 +105,7 @@ public struct SyncGateway: Sendable {
         let device: Device
         do {
             let request = Request(head: try HTTPRequest(head, secure: false, splitCookie: false), body: .init(buffer: ByteBuffer()))
-            device = try await api.auth.device(request.headers[.authorization])
+            device = try await auth.device(request.headers[.authorization])
             try connectRate?.take(device.ref.description, now: now())
         } catch let error as APIError {
             return .refuse(error)

@@ -59,7 +59,7 @@ public struct XMPPComponent: Service {
                         try channel.pipeline.syncOperations.addHandler(XMPPComponentHandler(
                             machine: ComponentStateMachine(jid: settings.componentJID, secret: settings.componentSecret),
                             logger: logger, onReady: onReady,
-                            onPublish: { publish in await api.xmppPublish(publish, settings: settings, logger: logger) }))
+                            onPublish: { publish in await api.xmpp.publish(publish, settings: settings, logger: logger) }))
                     }
                 }
                 .connect(host: settings.host, port: settings.port).get()

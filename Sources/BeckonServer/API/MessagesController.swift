@@ -4,7 +4,21 @@ import BeckonStore
 import Foundation
 import Hummingbird
 
-extension BeckonAPI {
+/// Messages: the backend posts them, a device's extension fetches one.
+struct MessagesController: Sendable {
+    let store: any BeckonStore
+    let configuration: BeckonServerConfiguration
+    let auth: Authenticator
+    let intake: MessageIntake
+    let events: DeliveryEventSink
+    let messageRate: RateLimiter?
+    let now: @Sendable () -> Date
+
+    func addRoutes(to router: Router<some RequestContext>) {
+        router.post("v1/messages") { request, context in try await postMessage(request, context) }
+        router.get("v1/messages/{messageId}") { request, context in try await getMessage(request, context) }
+    }
+
     /// `HTTPFields.Element` is swift-http-types' `HTTPField`, which Hummingbird does not export.
     static let idempotencyKeyHeader = HTTPFields.Element.Name("Idempotency-Key")!
 
@@ -49,20 +63,10 @@ extension BeckonAPI {
         let message = NewMessage(
             recipients: users, kind: body.kind, payload: body.payload, hints: body.hints, urgency: body.urgency,
             expiresAt: expiresAt, idempotencyKey: header ?? body.idempotencyKey)
-        guard let appended = try await store.appendMessages(appID: key.appID, [message]).first else {
+        guard let appended = try await intake.append(appID: key.appID, message) else {
             throw APIError(status: .internalServerError, code: .internalError, message: "the store stored nothing")
         }
-        // Durable now: wake the recipients' live sync sessions, which read the store themselves.
-        // A duplicate was announced when it was first stored.
-        if !appended.isDuplicate {
-            let recipients = appended.positions.map { UserRef(appID: key.appID, userID: $0.userID) }
-            // Devices without a live session are the planner's: wake, alert, escalate. Told
-            // before the sessions, so that it hears of the message before any session that
-            // receives it can end.
-            events.submit(.messageAppended(appended.message, users: recipients))
-            await syncHub?.messageAppended(appended.message, at: appended.positions)
-        }
-        return Self.json(appended.isDuplicate ? .ok : .accepted, bytes: AcceptedMessageBody(appended).json)
+        return APIResponse.json(appended.isDuplicate ? .ok : .accepted, bytes: AcceptedMessageBody(appended).json)
     }
 
     /// `GET /v1/messages/{messageId}`: a device fetches one message of its user's mailbox, what a
@@ -78,6 +82,6 @@ extension BeckonAPI {
         // Fetched by the device itself: its extension shows it, so the planner stops re-pushing
         // and escalating it for this device (the cursor moves only with sync acks).
         events.submit(.shown(device.ref, messageIDs: [entry.message.id], at: now()))
-        return Self.json(.ok, MailboxMessageBody(entry))
+        return APIResponse.json(.ok, MailboxMessageBody(entry))
     }
 }

@@ -4,7 +4,19 @@ import BeckonStore
 import Foundation
 import Hummingbird
 
-extension BeckonAPI {
+/// Calls: the backend ends a call, and the callees' devices stop ringing.
+struct CallsController: Sendable {
+    let store: any BeckonStore
+    let configuration: BeckonServerConfiguration
+    let auth: Authenticator
+    let events: DeliveryEventSink
+    let syncHub: SyncHub?
+    let now: @Sendable () -> Date
+
+    func addRoutes(to router: Router<some RequestContext>) {
+        router.post("v1/calls/{callId}/end") { request, context in try await endCall(request, context) }
+    }
+
     /// `POST /v1/calls/{callId}/end` with `{"outcome": ...}`: the backend says a call is over
     /// (rule 6). Ringing stops at once: the planner replaces each ringing alert (same collapse id)
     /// with the outcome, connected devices get a `callEnded` frame, and the dispatcher drops any
@@ -23,7 +35,7 @@ extension BeckonAPI {
             // The planner first (it replaces ringing alerts), then the live sessions.
             events.submit(.callEnded(callID: callID, outcome: outcome, users: users, at: at))
             await syncHub?.callEnded(for: users, callID: callID, outcome: outcome)
-            return Self.json(.ok, CallEndBody(callId: callID, outcome: outcome.rawValue, endedAt: APIJSON.timestamp(at)))
+            return APIResponse.json(.ok, CallEndBody(callId: callID, outcome: outcome.rawValue, endedAt: APIJSON.timestamp(at)))
         case .alreadyEnded(let previous, let at):
             guard previous == outcome.rawValue else {
                 throw APIError(status: .conflict, code: .conflict, message: "call \(callID) already ended: \(previous)")
@@ -33,7 +45,7 @@ extension BeckonAPI {
             let users = try await store.recipients(appID: key.appID, messageID: callID)
             events.submit(.callEnded(callID: callID, outcome: outcome, users: users, at: at))
             await syncHub?.callEnded(for: users, callID: callID, outcome: outcome)
-            return Self.json(.ok, CallEndBody(callId: callID, outcome: previous, endedAt: APIJSON.timestamp(at)))
+            return APIResponse.json(.ok, CallEndBody(callId: callID, outcome: previous, endedAt: APIJSON.timestamp(at)))
         }
     }
 }

@@ -3,12 +3,23 @@ import BeckonStore
 import Foundation
 import Hummingbird
 
-extension BeckonAPI {
+/// The delivery report, for the app's backend and for the operator.
+struct DeliveryReportController: Sendable {
+    let store: any BeckonStore
+    let apps: [String: AppDeclaration]
+    let auth: Authenticator
+    let now: @Sendable () -> Date
+
+    func addRoutes(to router: Router<some RequestContext>) {
+        router.get("v1/delivery/report") { request, context in try await deliveryReport(request, context) }
+        router.get("v1/admin/apps/{appId}/delivery/report") { request, context in try await adminDeliveryReport(request, context) }
+    }
+
     /// `GET /v1/delivery/report?sinceSeconds=N`: the wake figures of the key's app over the last
     /// N seconds (default a day, at most 30 days): what each kind of push achieved (design rule 10).
     func deliveryReport(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let key = try await auth.apiKey(request.headers[.authorization])
-        return Self.json(.ok, try await report(appID: key.appID, request))
+        return APIResponse.json(.ok, try await report(appID: key.appID, request))
     }
 
     /// `GET /v1/admin/apps/{appId}/delivery/report`: the same report for the operator (admin token).
@@ -16,7 +27,7 @@ extension BeckonAPI {
         try auth.admin(request.headers[.authorization])
         let appID = try Identifier.path("appId", of: context)
         guard try await store.app(id: appID) != nil else { throw APIError.notFound("no app \(appID)") }
-        return Self.json(.ok, try await report(appID: appID, request))
+        return APIResponse.json(.ok, try await report(appID: appID, request))
     }
 
     private func report(appID: String, _ request: Request) async throws -> DeliveryReport {

@@ -3,7 +3,19 @@ import BeckonJSON
 import Foundation
 import Hummingbird
 
-extension BeckonAPI {
+/// gorush's `/api/push` (docs/drop-ins.md, "gorush").
+struct GorushController: Sendable {
+    let configuration: BeckonServerConfiguration
+    let apps: [String: AppDeclaration]
+    let auth: Authenticator
+    let messageRate: RateLimiter?
+    let dropIns: DropInIntake
+    let now: @Sendable () -> Date
+
+    func addRoutes(to router: Router<some RequestContext>) {
+        router.post("api/push") { request, context in try await gorushPush(request, context) }
+    }
+
     /// `POST /api/push`: gorush's API for iOS notifications, so a backend that calls gorush works
     /// unchanged (docs/drop-ins.md). Each entry's `topic` (the bundle id) names the app, which
     /// must take gorush requests (`apps.<id>.gorush`: `open` as gorush itself, or `key` for its
@@ -30,7 +42,7 @@ extension BeckonAPI {
                     apps.append(nil)
                     continue
                 }
-                try checkExtras(PushExtras(custom: notification.data), field: "notifications[\(index)].data")
+                try dropIns.checkExtras(PushExtras(custom: notification.data), field: "notifications[\(index)].data")
                 apps.append(try await gorushApp(notification.topic, authorization: request.headers[.authorization]))
             }
             var counts = 0
@@ -68,23 +80,23 @@ extension BeckonAPI {
                         logs.append(.init(token: token, error: error.message))
                         continue
                     }
-                    guard let device = try await dropInDevice(
+                    guard let device = try await dropIns.device(
                         app: app, source: .gorush, key: token.lowercased(), token: token,
                         environment: notification.environment ?? app.defaultDropInEnvironment)
                     else {
                         logs.append(.init(token: token, error: "APNs refused this token (Unregistered or BadDeviceToken); register it again"))
                         continue
                     }
-                    try await postDropIn(
+                    try await dropIns.post(
                         app: app, device: device, payload: .object(notification.data), hints: notification.hints,
                         expiresAt: notification.expiresAt, extras: PushExtras(custom: notification.data, badge: push.badge, relay: push))
                     counts += 1
                 }
             }
-            return Self.json(.ok, GorushAnswer(counts: counts, logs: logs, success: "ok"))
+            return APIResponse.json(.ok, GorushAnswer(counts: counts, logs: logs, success: "ok"))
         } catch {
             let error = APIError(error, logger: context.logger)
-            var response = Self.json(error.status, GorushError(message: error.message))
+            var response = APIResponse.json(error.status, GorushError(message: error.message))
             for field in error.headers { response.headers.append(field) }
             return response
         }

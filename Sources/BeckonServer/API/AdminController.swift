@@ -1,7 +1,19 @@
 import BeckonStore
 import Hummingbird
 
-extension BeckonAPI {
+/// The operator's routes (the admin token): API keys and a user's devices.
+struct AdminController: Sendable {
+    let store: any BeckonStore
+    let configuration: BeckonServerConfiguration
+    let apps: [String: AppDeclaration]
+    let auth: Authenticator
+
+    func addRoutes(to router: Router<some RequestContext>) {
+        router.post("v1/admin/apps/{appId}/keys") { request, context in try await createAPIKey(request, context) }
+        router.delete("v1/admin/apps/{appId}/keys/{keyId}") { request, context in try await revokeAPIKey(request, context) }
+        router.get("v1/admin/apps/{appId}/users/{userId}/devices") { request, context in try await userDevices(request, context) }
+    }
+
     /// `POST /v1/admin/apps/{appId}/keys`: issues an API key for the app's backend. The key is
     /// in this answer and nowhere else (only its SHA-256 is stored), so the operator stores it
     /// in the backend's secrets at once.
@@ -15,7 +27,7 @@ extension BeckonAPI {
         }
         guard try await store.app(id: appID) != nil else { throw APIError.notFound("no app \(appID)") }
         let issued = try await store.createAPIKey(appID: appID, name: name)
-        return Self.json(.created, IssuedAPIKeyBody(
+        return APIResponse.json(.created, IssuedAPIKeyBody(
             id: issued.key.id, appId: issued.key.appID, name: issued.key.name, key: issued.secret,
             createdAt: APIJSON.timestamp(issued.key.createdAt)))
     }
@@ -29,11 +41,9 @@ extension BeckonAPI {
             throw APIError.notFound("no key \(keyID) of app \(appID)")
         }
         auth.apiKeys.forget(keyID: keyID)
-        return Self.noContent()
+        return APIResponse.noContent()
     }
-}
 
-extension BeckonAPI {
     /// `GET /v1/admin/apps/{appId}/users/{userId}/devices`: what an operator looks at when a user
     /// says a phone gets nothing: the user's devices, their tokens and capabilities.
     func userDevices(_ request: Request, _ context: some RequestContext) async throws -> Response {
@@ -42,7 +52,7 @@ extension BeckonAPI {
         let userID = try Identifier.path("userId", of: context)
         guard try await store.app(id: appID) != nil else { throw APIError.notFound("no app \(appID)") }
         let devices = try await store.devices(of: UserRef(appID: appID, userID: userID))
-        return Self.json(.ok, UserDevicesBody(appId: appID, userId: userID, devices: devices.map(DeviceBody.init)))
+        return APIResponse.json(.ok, UserDevicesBody(appId: appID, userId: userID, devices: devices.map(DeviceBody.init)))
     }
 }
 

@@ -4,7 +4,18 @@ import BeckonStore
 import Foundation
 import Hummingbird
 
-extension BeckonAPI {
+/// The Matrix push gateway API, in Sygnal's place (docs/drop-ins.md, "Matrix").
+struct MatrixController: Sendable {
+    let configuration: BeckonServerConfiguration
+    let apps: [String: AppDeclaration]
+    let messageRate: RateLimiter?
+    let dropIns: DropInIntake
+    let now: @Sendable () -> Date
+
+    func addRoutes(to router: Router<some RequestContext>) {
+        router.post("_matrix/push/v1/notify") { request, context in try await matrixNotify(request, context) }
+    }
+
     /// `POST /_matrix/push/v1/notify`: Beckon as a Matrix push gateway, in Sygnal's place
     /// (docs/drop-ins.md). Each pusher's `app_id` names an app (`apps.<id>.matrix.app-ids`) and
     /// its pushkey is the APNs token in base64; the event becomes a message for that device and
@@ -16,7 +27,7 @@ extension BeckonAPI {
         do {
             let notification = try MatrixNotification(try await RequestBody.json(request, limit: configuration.maximumBodyBytes))
             for (index, pusher) in notification.devices.enumerated() {
-                try checkExtras(notification.extras(for: pusher), field: "notification.devices[\(index)]")
+                try dropIns.checkExtras(notification.extras(for: pusher), field: "notification.devices[\(index)]")
             }
             // Each pusher's app, environment and token, and the rate, before anything is written:
             // a refusal then leaves nothing half done for the homeserver to retry.
@@ -39,12 +50,12 @@ extension BeckonAPI {
                 let key = "\(pusher.appID)\u{0}\(pusher.pushkey)"
                 // Neither an event nor counts: nothing to push or register.
                 guard notification.eventID != nil || notification.badgeOnly != nil else {
-                    if try await dropInRefused(app: app, source: .matrix, key: key, registeredAt: pusher.registeredAt) {
+                    if try await dropIns.isRefused(app: app, source: .matrix, key: key, registeredAt: pusher.registeredAt) {
                         rejected.append(pusher.pushkey)
                     }
                     continue
                 }
-                guard let device = try await dropInDevice(
+                guard let device = try await dropIns.device(
                     app: app, source: .matrix, key: key, token: token, environment: environment,
                     registeredAt: pusher.registeredAt)
                 else {
@@ -54,11 +65,11 @@ extension BeckonAPI {
                 var extras = notification.extras(for: pusher)
                 // Counts only (after a read): the badge alone, pushed as written.
                 if let badgeOnly = notification.badgeOnly { extras = PushExtras(badge: badgeOnly.badge, relay: badgeOnly) }
-                try await postDropIn(
+                try await dropIns.post(
                     app: app, device: device, payload: notification.payload, hints: notification.hints(for: pusher),
                     expiresAt: nil, extras: extras)
             }
-            return Self.json(.ok, MatrixRejected(rejected: rejected))
+            return APIResponse.json(.ok, MatrixRejected(rejected: rejected))
         } catch {
             return Self.matrixError(APIError(error, logger: context.logger))
         }

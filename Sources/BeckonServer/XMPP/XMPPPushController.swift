@@ -8,7 +8,21 @@ import Foundation
 import Hummingbird
 import Logging
 
-extension BeckonAPI {
+/// XEP-0357 pushes: apps register here, and the XMPP component's publishes become pushes
+/// (docs/drop-ins.md, "XMPP").
+struct XMPPPushController: Sendable {
+    let store: any BeckonStore
+    let configuration: BeckonServerConfiguration
+    let apps: [String: AppDeclaration]
+    let userTokens: UserTokenVerifier
+    let messageRate: RateLimiter?
+    let dropIns: DropInIntake
+    let now: @Sendable () -> Date
+
+    func addRoutes(to router: Router<some RequestContext>) {
+        router.post("v1/xmpp/registrations") { request, context in try await registerXMPPPush(request, context) }
+    }
+
     /// `POST /v1/xmpp/registrations`: an app registers its APNs token for XEP-0357 pushes and gets
     /// what it enables push with on its XMPP server: the component's `jid`, a `node` and a
     /// `secret` (docs/drop-ins.md). Authenticated with a user token of `xmpp.app`, or with none
@@ -36,10 +50,10 @@ extension BeckonAPI {
         guard app.environments.contains(environment) else {
             throw APIError.invalidField("environment", "\(environment.rawValue) is not one of the app's environments")
         }
-        guard let device = try await dropInDevice(
+        guard let device = try await dropIns.device(
             app: app, source: .xmpp, key: token.lowercased(), token: token, environment: environment, registeredAt: now())
         else { throw APIError(status: .internalServerError, code: .internalError, message: "the device was not registered") }
-        return Self.json(.created, XMPPRegistration(
+        return APIResponse.json(.created, XMPPRegistration(
             jid: settings.componentJID, node: device.id, secret: settings.secret(forNode: device.id)))
     }
 
@@ -47,7 +61,7 @@ extension BeckonAPI {
     /// planner, or an error. `cancel` errors (an unknown node, a wrong secret, a token Apple
     /// refused) make the XMPP server drop the registration after a few; `wait` errors (busy,
     /// store unavailable) do not.
-    func xmppPublish(_ publish: PushPublish, settings: XMPPSettings, logger: Logger) async -> XMPPElement {
+    func publish(_ publish: PushPublish, settings: XMPPSettings, logger: Logger) async -> XMPPElement {
         let jid = settings.componentJID
         guard let app = apps[settings.appID] else {
             return publish.error(from: jid, type: "cancel", condition: "internal-server-error")
@@ -71,7 +85,7 @@ extension BeckonAPI {
             try messageRate?.take(app.id, now: now())
             var payload: [String: JSONValue] = ["node": .string(publish.node)]
             if let count = publish.summary["message-count"].flatMap(Int.init) { payload["messageCount"] = .int(count) }
-            try await postDropIn(
+            try await dropIns.post(
                 app: app, device: device, payload: .object(payload),
                 hints: hints.title == nil && hints.body == nil ? nil : hints, expiresAt: nil, extras: PushExtras())
             return publish.result(from: jid)

@@ -3,13 +3,25 @@ import BeckonStore
 import Foundation
 import Hummingbird
 
-extension BeckonAPI {
+/// The status page (the admin token, or Basic auth from a browser).
+struct StatusController: Sendable {
+    let store: any BeckonStore
+    let configuration: BeckonServerConfiguration
+    let apps: [String: AppDeclaration]
+    let auth: Authenticator
+    let syncHub: SyncHub?
+    let now: @Sendable () -> Date
+
+    func addRoutes(to router: Router<some RequestContext>) {
+        router.get("status") { request, context in try await statusPage(request, context) }
+    }
+
     /// `GET /status?sinceSeconds=N`: the operator's page (`StatusPage`) behind the admin token.
     /// A browser cannot send a bearer token by itself, so HTTP Basic works too (any user name, the
     /// admin token as password): a 401 asks for it, and the browser's own prompt appears.
     func statusPage(_ request: Request, _ context: some RequestContext) async throws -> Response {
         if let refusal = adminRefusal(request.headers[.authorization]) { throw refusal }
-        let window = try Self.window(request, default: 86_400)
+        let window = try DeliveryReportController.window(request, default: 86_400)
         let snapshot = try await statusSnapshot(since: now().addingTimeInterval(-window), buckets: 24)
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"

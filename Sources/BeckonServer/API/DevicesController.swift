@@ -1,8 +1,25 @@
 import BeckonProtocol
 import BeckonStore
+import Foundation
 import Hummingbird
 
-extension BeckonAPI {
+/// Device registration: a user token registers, the device's credential updates and deletes.
+struct DevicesController: Sendable {
+    let store: any BeckonStore
+    let configuration: BeckonServerConfiguration
+    let apps: [String: AppDeclaration]
+    let auth: Authenticator
+    let userTokens: UserTokenVerifier
+    let registrationRate: RateLimiter?
+    let syncHub: SyncHub?
+    let now: @Sendable () -> Date
+
+    func addRoutes(to router: Router<some RequestContext>) {
+        router.post("v1/devices") { request, context in try await registerDevice(request, context) }
+        router.put("v1/devices/{deviceId}") { request, context in try await updateDevice(request, context) }
+        router.delete("v1/devices/{deviceId}") { request, context in try await deleteDevice(request, context) }
+    }
+
     /// `POST /v1/devices`: an app registers its install for the user its backend vouches for with
     /// a user token. Registering again (same device id) replaces the registration and issues a
     /// new credential, which revokes the old one.
@@ -20,7 +37,7 @@ extension BeckonAPI {
         let (device, credential) = try await store.registerDeviceIssuingCredential(registration)
         // A live sync session holds the credential just revoked: close it with 4003.
         await syncHub?.revoke(device.ref)
-        return Self.json(.created, RegisteredDeviceBody(device: DeviceBody(device), credential: credential))
+        return APIResponse.json(.created, RegisteredDeviceBody(device: DeviceBody(device), credential: credential))
     }
 
     /// A device id is the app's choice, so a user token for one user must not be enough to take
@@ -56,7 +73,7 @@ extension BeckonAPI {
         }
         let registration = try body.registration(app: app, deviceID: deviceID, userID: device.userID, previous: device)
         let updated = try await store.registerDevice(registration)
-        return Self.json(.ok, DeviceBody(updated))
+        return APIResponse.json(.ok, DeviceBody(updated))
     }
 
     /// `DELETE /v1/devices/{deviceId}`: by the device itself (its credential), or by the app's
@@ -77,6 +94,6 @@ extension BeckonAPI {
         }
         guard try await store.deleteDevice(ref) else { throw APIError.notFound("no device \(deviceID)") }
         await syncHub?.revoke(ref)
-        return Self.noContent()
+        return APIResponse.noContent()
     }
 }

@@ -1,7 +1,14 @@
 import BeckonProtocol
 import Hummingbird
 
-extension BeckonAPI {
+/// `GET /v1/sync` reached as plain HTTP.
+struct SyncRouteController: Sendable {
+    let auth: Authenticator
+
+    func addRoutes(to router: Router<some RequestContext>) {
+        router.get("v1/sync") { request, context in try await syncWithoutUpgrade(request, context) }
+    }
+
     /// `GET /v1/sync` without a WebSocket upgrade. Upgrade requests never reach the router:
     /// `SyncUpgradeChannel` decides them (`SyncGateway.decide`) and answers a refused one itself
     /// (401 before any upgrade, 429, with the usual error body; docs/sync-protocol.md,
