@@ -5,8 +5,8 @@
     scripts/apns-fault-soak.py BECKON_BINARY [--seconds N] [--seed S] [--cycles K] [--rate R]
                                [--grace G] [--phases A,B] [--json F] [--keep]
 
-What it runs (beckonlib.Deployment: a generated P-256 key, the emulator with --auto-register, one
-node pointed at it through apps.chat.apns.host/port/ca-file):
+What it runs (beckonlib.node.Deployment: a generated P-256 key, the emulator with --auto-register,
+one node pointed at it through apps.chat.apns.host/port/ca-file):
 
 - The app uses the `content` strategy, so every message to a device without a sync session is
   one alert push (README, "Delivery"); the devices never connect.
@@ -76,12 +76,13 @@ Timing: the default (CI) run, --seconds 24 (2.2 s of posting per phase), takes a
 the never-respond phase must wait out that deadline too. A long run: --seconds 720 --cycles 3
 (about 18 s per phase, one more combined phase, about 16 minutes). Everything stays on loopback.
 """
-import argparse, collections, json, os, random, re, shutil, signal, sqlite3, subprocess, sys, tempfile, threading, time
-import urllib.request
+import argparse, collections, json, os, random, shutil, signal, sqlite3, subprocess, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from beckonlib import Deployment, request, user_token  # noqa: E402
+from beckonlib import metrics
+from beckonlib.httpjson import request, user_token
+from beckonlib.measure import memory_kib
+from beckonlib.node import Deployment
 
 SECRET = "fault-soak-user-token-secret-0123456789ab"
 ADMIN = "fault-soak-admin-token-0123456789abcdef01"
@@ -102,29 +103,6 @@ def log(text):
 
 # --- Reading the three sources ------------------------------------------------------------------
 
-def metrics(base):
-    """/metrics as {(name, ((label, value), ...)): number}."""
-    text = urllib.request.urlopen(base + "/metrics", timeout=10).read().decode()
-    values = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        match = re.match(r'^([A-Za-z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)$', line)
-        if not match:
-            continue
-        labels = tuple(sorted(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', match.group(2) or "")))
-        try:
-            values[(match.group(1), labels)] = float(match.group(3))
-        except ValueError:
-            pass
-    return values
-
-
-def metric_sum(values, name, **labels):
-    return sum(v for (n, ls), v in values.items()
-               if n == name and all(dict(ls).get(k) == want for k, want in labels.items()))
-
-
 def report_totals(base, key):
     status, report = request(base, "GET", "/v1/delivery/report?sinceSeconds=86400", token=key, timeout=30)
     assert status == 200, report
@@ -133,23 +111,6 @@ def report_totals(base, key):
         for field in totals:
             totals[field] += kind[field]
     return totals
-
-
-class Emulator:
-    def __init__(self, port):
-        self.base = f"http://127.0.0.1:{port}"
-
-    def __call__(self, method, path, body=None):
-        status, answer = request(self.base, method, path, body, timeout=10)
-        if status >= 300:
-            raise RuntimeError(f"emulator {method} {path} {body}: {status} {answer}")
-        return answer
-
-    def fault(self, body):
-        return self("POST", "/faults", body)
-
-    def counters(self):
-        return self("GET", "/counters")
 
 
 # --- Phases -------------------------------------------------------------------------------------
@@ -266,7 +227,7 @@ class Soak:
     def __init__(self, args, deployment, work):
         self.args, self.deployment, self.work = args, deployment, work
         self.rng = random.Random(args.seed)
-        self.emu = Emulator(deployment.control)
+        self.emu = deployment.emulator
         self.base = deployment.base(1)
         self.posted = 0
         self.post_errors = []
@@ -320,29 +281,25 @@ class Soak:
     # Memory
 
     def sample_memory(self):
-        pid = self.deployment.nodes[1][0].pid
+        pid = self.deployment.nodes[1].process.pid
         while self.sampling:
-            try:
-                with open(f"/proc/{pid}/status") as status:
-                    fields = dict(line.split(":", 1) for line in status if ":" in line)
-                self.samples.append((time.time(), int(fields["VmRSS"].split()[0]), int(fields["RssAnon"].split()[0]),
-                                     self.cycle))
-            except (OSError, KeyError, ValueError):
-                pass
+            rss, anon = memory_kib(pid, "VmRSS"), memory_kib(pid, "RssAnon")
+            if rss is not None and anon is not None:
+                self.samples.append((time.time(), rss, anon, self.cycle))
             time.sleep(0.5)
 
     # Snapshots and draining
 
     def snapshot(self):
-        return {"time": time.time(), "emulator": self.emu.counters(), "metrics": metrics(self.base), "posted": self.posted}
+        return {"time": time.time(), "emulator": self.emu.counters(), "metrics": metrics.fetch(self.base), "posted": self.posted}
 
     def drained(self):
         """The metrics say every message was planned and every push decided has a final result."""
-        values = metrics(self.base)
-        decided = metric_sum(values, "beckon_pushes_total")
-        final = metric_sum(values, "beckon_push_results_total", result="sent") + \
-            metric_sum(values, "beckon_push_results_total", result="failed")
-        queued = metric_sum(values, "beckon_delivery_events_queued")
+        values = metrics.fetch(self.base)
+        decided = metrics.total(values, "beckon_pushes_total")
+        final = metrics.total(values, "beckon_push_results_total", result="sent") + \
+            metrics.total(values, "beckon_push_results_total", result="failed")
+        queued = metrics.total(values, "beckon_delivery_events_queued")
         return decided >= self.posted and final >= decided and queued == 0, (decided, final, queued)
 
     def drain(self, limit):
@@ -358,7 +315,7 @@ class Soak:
         return False, time.time() - started, self.drained()[1]
 
     def alive(self):
-        process = self.deployment.nodes[1][0]
+        process = self.deployment.nodes[1].process
         if process.poll() is not None:
             raise SystemExit(f"apns-fault-soak: FAIL: beckon serve exited on its own (status {process.returncode}); "
                              f"see {self.work}/node1.log")
@@ -432,7 +389,7 @@ class Soak:
             return e1["byReason"].get(name, 0) - e0["byReason"].get(name, 0)
 
         def metric(name, **labels):
-            return metric_sum(m1, name, **labels) - metric_sum(m0, name, **labels)
+            return metrics.total(m1, name, **labels) - metrics.total(m0, name, **labels)
 
         pushes = metric("beckon_pushes_total")
         requests = emu("requests")
@@ -532,10 +489,9 @@ def per_push(rows, pushes, accepted):
 
 
 def received_ids(emu, token):
-    status, answer = request(emu.base, "GET", f"/devices/{token}/received")
-    if status == 404:  # Never accepted a push: the emulator registers a token on its first.
-        return [], []
-    return [n["apnsId"].lower() for n in answer["notifications"]], [n.get("payload") for n in answer["notifications"]]
+    """The apns-ids the device accepted (one per copy) and the payloads."""
+    notifications = emu.received(token)
+    return [n["apnsId"].lower() for n in notifications], [n.get("payload") for n in notifications]
 
 
 def shutdown_test(soak, deployment, args, checks):
@@ -553,7 +509,7 @@ def shutdown_test(soak, deployment, args, checks):
         if hung >= len(soak.shutdown_users):
             break
         time.sleep(0.1)
-    process = deployment.nodes[1][0]
+    process = deployment.nodes[1].process
     started = time.time()
     process.send_signal(signal.SIGTERM)
     try:
@@ -587,7 +543,7 @@ def shutdown_test(soak, deployment, args, checks):
                    f"{sum(arrived.values())} of {len(arrived)} reached their device {time.time() - restarted:.1f} s "
                    f"after the restart began; report: pending {totals['pending']}"))
     # The same stop without hung sends, for comparison.
-    process = deployment.nodes[1][0]
+    process = deployment.nodes[1].process
     started = time.time()
     process.send_signal(signal.SIGTERM)
     try:

@@ -66,11 +66,11 @@ unless --phases names it), --phases runs some phases only;
 Requirements: Python >= 3.10 and schemathesis 4 (`python3 -m pip install 'schemathesis>=4.32,<5'`,
 which brings hypothesis, requests and PyYAML; written against schemathesis 4.32.5).
 """
-import argparse, collections, json, os, random, re, shutil, signal, subprocess, sys, tempfile, threading, time
+import argparse, collections, json, os, random, re, shutil, sys, tempfile, threading, time
 import urllib.parse
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from beckonlib import free_port, request, user_token  # noqa: E402
+from beckonlib.httpjson import free_port, request, user_token
+from beckonlib.node import NO_RATE_LIMITS, Node
 
 try:
     import schemathesis
@@ -612,36 +612,20 @@ def install_hooks():
 
 
 def start_server(binary, work):
-    port = free_port()
-    env = dict(os.environ,
-               BECKON_HTTP_HOST="127.0.0.1", BECKON_HTTP_PORT=str(port),
-               BECKON_DATABASE_PATH=os.path.join(work, "beckon.sqlite"), BECKON_ADMIN_TOKEN=ADMIN,
-               BECKON_APPS_IDS=APP, BECKON_APPS_CHAT_BUNDLE_ID=BUNDLE, BECKON_APPS_CHAT_TEAM_ID=TEAM,
-               BECKON_APPS_CHAT_USER_TOKEN_SECRET=SECRET,
-               # The drop-ins serve the app: gorush with its API key, Matrix for one app id.
-               BECKON_APPS_CHAT_GORUSH="key", BECKON_APPS_CHAT_MATRIX_APP_IDS="org.example.chat.ios",
-               # XEP-0357 registrations are served; the component's XMPP server is a closed
-               # port (it retries in the background; no publish is fuzzed here).
-               BECKON_XMPP_HOST="127.0.0.1", BECKON_XMPP_PORT=str(free_port()), BECKON_XMPP_APP=APP,
-               BECKON_XMPP_COMPONENT_JID="push.localhost", BECKON_XMPP_COMPONENT_SECRET="fuzz-component-secret-0123",
-               # Fuzzing, not rate limiting: a 429 would stand in for the answer under test.
-               BECKON_LIMITS_MESSAGES_PER_SECOND="0", BECKON_LIMITS_REGISTRATIONS_PER_MINUTE="0",
-               BECKON_LIMITS_SYNC_CONNECTS_PER_MINUTE="0")
-    log_file = open(os.path.join(work, "server.log"), "wb")
-    process = subprocess.Popen([binary, "serve"], env=env, stdout=log_file, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if request(base, "GET", "/health", timeout=1)[0] == 200:
-                return process, base
-        except OSError:
-            pass
-        if process.poll() is not None:
-            break
-        time.sleep(0.05)
-    process.kill()
-    sys.exit(f"fuzz-api: the server did not start (see {work}/server.log)")
+    server = Node(binary, work, secret=SECRET, admin=ADMIN, apps=(APP,), team=TEAM,
+                  database=os.path.join(work, "beckon.sqlite"), env=dict(
+                      NO_RATE_LIMITS, BECKON_HTTP_HOST="127.0.0.1",
+                      # The drop-ins serve the app: gorush with its API key, Matrix for one app id.
+                      BECKON_APPS_CHAT_GORUSH="key", BECKON_APPS_CHAT_MATRIX_APP_IDS="org.example.chat.ios",
+                      # XEP-0357 registrations are served; the component's XMPP server is a closed
+                      # port (it retries in the background; no publish is fuzzed here).
+                      BECKON_XMPP_HOST="127.0.0.1", BECKON_XMPP_PORT=str(free_port()), BECKON_XMPP_APP=APP,
+                      BECKON_XMPP_COMPONENT_JID="push.localhost", BECKON_XMPP_COMPONENT_SECRET="fuzz-component-secret-0123"))
+    try:
+        server.start()
+    except RuntimeError:
+        sys.exit(f"fuzz-api: the server did not start (see {work}/server.log)")
+    return server
 
 
 def run_schemathesis(base, seed, per_operation, phases, report, extra, checks):
@@ -701,7 +685,8 @@ def main():
     started = time.time()
 
     work = tempfile.mkdtemp(prefix="beckon-fuzz.")
-    server, base = start_server(binary, work)
+    server = start_server(binary, work)
+    base = server.base
     log(f"beckon serve on {base}, database and log in {work}; seed {seed}")
     WORLD = World(base, seed)
     TALLY.journal = open(os.path.join(work, "requests.jsonl"), "w")
@@ -720,16 +705,11 @@ def main():
                                           [option for name in args.only for option in ("--include-operation-id", name)],
                                           CHECKS + args.also_check))
             rounds += 1
-            if server.poll() is not None:
+            if not server.alive():
                 break
     finally:
-        alive = server.poll() is None
-        if alive:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
+        alive = server.alive()
+        server.stop()
     elapsed = time.time() - started
 
     operations = sorted(TALLY.cases, key=lambda label: (label.split(" ", 1)[1], label))

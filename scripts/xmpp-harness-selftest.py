@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Proves the XEP-0357 harness end to end without Beckon: a throwaway Prosody (scripts/prosody.sh)
-with mod_cloud_notify publishes to a Python stub of the app server (scripts/xmpplib.py).
+with mod_cloud_notify publishes to a Python stub of the app server (scripts/beckonlib/xmpp.py).
 
   1. offline: bob enables push (node test-node-1, secret s3cret) and closes his stream; each
      message alice sends him gives one publish, with the secret in the publish-options;
@@ -23,9 +23,8 @@ first failure. Takes about 10 s, most of it spent making sure that no publish co
 """
 import os, re, sys, time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import xmpplib  # noqa: E402
-from xmpplib import Client, Component, NS_STANZAS  # noqa: E402
+from beckonlib import xmpp
+from beckonlib.xmpp import Client, Component, NS_STANZAS
 
 # A directory of our own, so that a Prosody someone else started is left alone.
 os.environ.setdefault("BECKON_PROSODY_DIR", f"/tmp/beckon-prosody-selftest-{os.getpid()}")
@@ -190,9 +189,9 @@ def other_device(facts, push, alice):
 
 
 def with_body():
-    facts = xmpplib.prosody_start(BECKON_PROSODY_PUSH_BODY="1")
+    facts = xmpp.prosody_start(BECKON_PROSODY_PUSH_BODY="1")
     for user in ("alice", "bob"):
-        xmpplib.prosody_adduser(user, "pw-" + user)
+        xmpp.prosody_adduser(user, "pw-" + user)
     with Component.connect_from(facts, log=LOG) as push:
         bob = connect(facts, "bob", "phone")
         bob.enable_push(facts["BECKON_PROSODY_COMPONENT_JID"], "test-node-1", secret="s3cret")
@@ -210,11 +209,11 @@ def with_body():
 def main():
     started = time.monotonic()
     try:
-        facts = xmpplib.prosody_start()
+        facts = xmpp.prosody_start()
         print(f"Prosody up in {time.monotonic() - started:.1f} s: c2s {facts['BECKON_PROSODY_C2S_PORT']}, "
               f"component {facts['BECKON_PROSODY_COMPONENT_JID']} on {facts['BECKON_PROSODY_COMPONENT_PORT']}")
         for user in ("alice", "bob", "carol", "dave"):
-            xmpplib.prosody_adduser(user, "pw-" + user)
+            xmpp.prosody_adduser(user, "pw-" + user)
         push = Component.connect_from(facts, log=LOG)
         try:
             alice = connect(facts, "alice")
@@ -228,9 +227,9 @@ def main():
             check(push.failure is None, f"the component's stream failed: {push.failure}")
         finally:
             push.close()
-        xmpplib.prosody_stop()
+        xmpp.prosody_stop()
         with_body()
-    except (Failure, xmpplib.XmppError, TimeoutError, OSError, RuntimeError) as error:
+    except (Failure, xmpp.XmppError, TimeoutError, OSError, RuntimeError) as error:
         log = os.path.join(os.environ["BECKON_PROSODY_DIR"], "prosody.log")
         print(f"FAIL: {error}", file=sys.stderr)
         if os.path.exists(log):
@@ -239,7 +238,7 @@ def main():
             print(f"--- the last lines of {log}:\n" + "".join(tail), file=sys.stderr)
         return 1
     finally:
-        xmpplib.prosody_stop()
+        xmpp.prosody_stop()
     print(f"OK: the XMPP push harness works ({time.monotonic() - started:.1f} s)")
     return 0
 
