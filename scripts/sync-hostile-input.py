@@ -34,7 +34,7 @@ import argparse, collections, os, random, shutil, sys, tempfile, threading, time
 
 from beckonlib.node import NO_RATE_LIMITS, Node
 from sync_hostile import CLASSES, count_subcases, schedule
-from sync_hostile.bystanders import LATENCY_LIMIT, Bystander, run_poster
+from sync_hostile.bystanders import Bystander, judge_bystanders, run_poster
 from sync_hostile.cases import PRELOADED, Case, Context, Frames, Tally, describe, judge, run_case
 
 SECRET = "sync-hostile-secret-0123456789abcdef0123456789"
@@ -234,32 +234,8 @@ def main():
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and any(len(b.received) < len(posted) for b in bystanders):
             time.sleep(0.1)
-        latencies = []
-        bystander_report = []
-        for bystander in bystanders:
-            expected = [(positions[bystander.user], message_id) for message_id, positions, _ in posted]
-            got = [(seq, message_id) for seq, message_id, _ in bystander.received]
-            if got != expected:
-                missing = len(set(expected) - set(got))
-                bystander.problems.append(f"bystander {bystander.user}: got {len(got)} messages, {len(expected)} posted; "
-                                          f"{missing} missing; in order: {got == sorted(got)}; first difference at "
-                                          f"{next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))}")
-            posted_at = {message_id: at for message_id, _, at in posted}
-            for _, message_id, at in bystander.received:
-                if message_id in posted_at:
-                    latencies.append(at - posted_at[message_id])
-            if bystander.pings:
-                oldest = min(bystander.pings.values())
-                if time.monotonic() - oldest > LATENCY_LIMIT:
-                    bystander.problems.append(f"bystander {bystander.user}: {len(bystander.pings)} pings unanswered")
-            bystander_report.append(f"{bystander.user}: {len(bystander.received)} messages, "
-                                    f"{len(bystander.pong_latencies)} pongs (max {max(bystander.pong_latencies or [0]) * 1000:.0f} ms)")
-        latencies.sort()
-        slow = [x for x in latencies if x > LATENCY_LIMIT]
-        if slow:
-            failed.append(f"bystanders: {len(slow)} messages arrived more than {LATENCY_LIMIT:g} s after their post")
-        for bystander in bystanders:
-            failed.extend(bystander.problems)
+        problems, latencies, bystander_report = judge_bystanders(bystanders, posted)
+        failed.extend(problems)
         failed.extend(poster_problems)
 
         # The last bystander stays for the shutdown; the others say bye.

@@ -107,3 +107,35 @@ def run_poster(server, key, users, stop, posted, problems, interval):
         else:
             posted.append((answer["id"], {p["userId"]: p["sequence"] for p in answer["positions"]}, time.monotonic()))
         stop.wait(interval)
+
+
+def judge_bystanders(bystanders, posted):
+    """What went wrong for the bystanders, given `posted` [(message id, {user: sequence}, posted
+    at)]: every posted message, in order, at its position, within LATENCY_LIMIT, pings answered;
+    with their delivery latencies (sorted) and a line per bystander for the report."""
+    latencies, report, problems = [], [], []
+    for bystander in bystanders:
+        expected = [(positions[bystander.user], message_id) for message_id, positions, _ in posted]
+        got = [(seq, message_id) for seq, message_id, _ in bystander.received]
+        if got != expected:
+            missing = len(set(expected) - set(got))
+            bystander.problems.append(f"bystander {bystander.user}: got {len(got)} messages, {len(expected)} posted; "
+                                      f"{missing} missing; in order: {got == sorted(got)}; first difference at "
+                                      f"{next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))}")
+        posted_at = {message_id: at for message_id, _, at in posted}
+        for _, message_id, at in bystander.received:
+            if message_id in posted_at:
+                latencies.append(at - posted_at[message_id])
+        if bystander.pings:
+            oldest = min(bystander.pings.values())
+            if time.monotonic() - oldest > LATENCY_LIMIT:
+                bystander.problems.append(f"bystander {bystander.user}: {len(bystander.pings)} pings unanswered")
+        report.append(f"{bystander.user}: {len(bystander.received)} messages, "
+                      f"{len(bystander.pong_latencies)} pongs (max {max(bystander.pong_latencies or [0]) * 1000:.0f} ms)")
+    latencies.sort()
+    slow = [x for x in latencies if x > LATENCY_LIMIT]
+    if slow:
+        problems.append(f"bystanders: {len(slow)} messages arrived more than {LATENCY_LIMIT:g} s after their post")
+    for bystander in bystanders:
+        problems.extend(bystander.problems)
+    return problems, latencies, report
