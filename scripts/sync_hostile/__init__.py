@@ -15,10 +15,12 @@ import collections, random
 from sync_hostile import framing, protocol, sessions
 
 CLASSES = collections.OrderedDict([
-    ("opcode", (framing.c_opcode, 2)), ("rsv", (framing.c_rsv, 2)), ("unmasked", (framing.c_unmasked, 2)), ("control", (framing.c_control, 3)),
-    ("fragments", (framing.c_fragments, 4)), ("utf8", (framing.c_utf8, 2)), ("binary", (framing.c_binary, 2)), ("oversize", (framing.c_oversize, 3)),
-    ("length", (framing.c_length, 1)), ("json", (protocol.c_json, 6)), ("order", (protocol.c_order, 5)), ("flood", (protocol.c_flood, 1)),
-    ("close", (framing.c_close, 2)), ("sessions", (sessions.c_sessions, 1)), ("upgrade", (sessions.c_upgrade, 1)), ("noise", (framing.c_noise, 8)),
+    ("opcode", (framing.c_opcode, 2)), ("rsv", (framing.c_rsv, 2)), ("unmasked", (framing.c_unmasked, 2)),
+    ("control", (framing.c_control, 3)), ("fragments", (framing.c_fragments, 4)), ("utf8", (framing.c_utf8, 2)),
+    ("binary", (framing.c_binary, 2)), ("oversize", (framing.c_oversize, 3)), ("length", (framing.c_length, 1)),
+    ("json", (protocol.c_json, 6)), ("order", (protocol.c_order, 5)), ("flood", (protocol.c_flood, 1)),
+    ("close", (framing.c_close, 2)), ("sessions", (sessions.c_sessions, 1)), ("upgrade", (sessions.c_upgrade, 1)),
+    ("noise", (framing.c_noise, 8)),
 ])
 
 
