@@ -25,12 +25,12 @@ can remain; the script fails (exit 1) only when a device got nothing.
 delivery.retry-base-seconds 1 and retry-cap-seconds 2 (defaults 5 and 600) so the outbox's
 retries fit in seconds; everything else is the default. Loopback only.
 """
-import argparse, collections, json, os, random, sqlite3, sys, tempfile, time
+import argparse, collections, json, os, random, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
 
 from beckonlib import metrics
 from beckonlib.httpjson import request, user_token
-from beckonlib.node import Deployment
+from beckonlib.node import Deployment, store_rows
 
 SECRET = "duplicates-user-token-secret-0123456789ab"
 ADMIN = "duplicates-admin-token-0123456789abcdef01"
@@ -98,9 +98,8 @@ def run_once(binary, args, seed):
         counters = emulator.counters()
         emulator.clear_faults()
 
-        with sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True, timeout=30) as db:
-            outbox = {row[0].lower(): (row[1], row[2], row[3])
-                      for row in db.execute("SELECT id, state, attempts, apns_reason FROM push_outbox")}
+        outbox = {row[0].lower(): (row[1], row[2], row[3])
+                  for row in store_rows(sqlite_path, "SELECT id, state, attempts, apns_reason FROM push_outbox")}
         duplicated, missing, copies = [], [], collections.Counter()
         for user, token in tokens.items():
             ids = emulator.received_ids(token)

@@ -113,6 +113,7 @@ def report_totals(base, key):
             totals[field] += kind[field]
     return totals
 
+
 # --- The soak -----------------------------------------------------------------------------------
 
 class Soak:
@@ -328,6 +329,7 @@ class Soak:
 
 
 # --- Checks and the run ---------------------------------------------------------------------------
+
 def received_ids(emu, token):
     """The apns-ids the device accepted (one per copy) and the payloads."""
     notifications = emu.received(token)
@@ -393,6 +395,7 @@ def shutdown_test(soak, deployment, args, checks):
         process.wait()
     idle = time.time() - started
     return took, idle, totals
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -40,10 +40,10 @@ failure prints the seed: `--seed S` repeats the same schedule and choices (timin
 Exits 0 when every check holds, 1 otherwise (the work directory with the logs is kept then).
 Loopback only.
 """
-import argparse, json, os, random, shutil, sqlite3, sys, tempfile, threading, time
+import argparse, json, os, random, shutil, sys, tempfile, threading, time
 
 from beckonlib.httpjson import request, user_token, wait_until
-from beckonlib.node import Deployment, log_errors
+from beckonlib.node import Deployment, log_errors, store_rows
 from beckonlib.websocket import SyncSession
 from crash_soak.load import Churner, Client, Ledger, Stats, post, writer
 
@@ -60,16 +60,8 @@ EMULATOR_DELAY_MS = 40    # every APNs answer waits this long: pushes are in fli
 def log(text):
     print(f"crash-soak: {text}", flush=True)
 
+
 # --- The checks' sources -------------------------------------------------------------------------
-
-def database_rows(path, sql, args=()):
-    """Rows of a read-only query on the node's SQLite file (WAL: readers do not block it)."""
-    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    try:
-        return connection.execute(sql, args).fetchall()
-    finally:
-        connection.close()
-
 
 def received(emulator, token):
     """What the emulated device received: [(apns-id, push type, reason, ids, accepted ms)]."""
@@ -120,7 +112,7 @@ class Soak:
         self.failures.append(text)
 
     def rows(self, sql, args=()):
-        return database_rows(self.database, sql, args)
+        return store_rows(self.database, sql, args, timeout=10)
 
     def users(self, kind):
         return [user for user, device in self.devices.items() if device[3] == kind]

@@ -87,7 +87,8 @@ async def case_descriptors(context):
     recoveries = [recovery]
 
     # B: http.max-connections above the open-files limit: accept(2) meets EMFILE and SQLite
-    # competes for descriptors. No crash (once SIGILL), no 500, recovery once they go.
+    # competes for descriptors. No crash (a process with no descriptor left can be aborted), no
+    # 500, recovery once they go.
     server = context.server("fd-misconfigured", nofile=nofile, env={"BECKON_HTTP_MAX_CONNECTIONS": "2000"})
     server.start()
     port = server.port

@@ -3,7 +3,7 @@
 file for longer than its busy timeout (5 s); 6b "disk-full", the database on a small tmpfs,
 filled.
 
-    scripts/overload-storage.py BECKON_BINARY [--scale small|full] [--only 6a locked|6b disk-full] [--keep]
+    scripts/overload-storage.py BECKON_BINARY [--scale small|full] [--only locked|disk-full] [--keep]
 
 Expected: 503 (507 for the full disk) in the documented error form with Retry-After, never 500;
 recovery without help (a 202 within 5 s of the lock's release, within 10 s of space freed);

@@ -21,7 +21,7 @@ import json, os, sys, tempfile, time
 
 from beckonlib import xmpp
 from beckonlib.httpjson import free_port, request, wait_until
-from beckonlib.node import Node
+from beckonlib.node import Node, store_rows
 from beckonlib.xmpp import Client
 
 os.environ.setdefault("BECKON_PROSODY_DIR", f"/tmp/beckon-prosody-push-{os.getpid()}")
@@ -131,10 +131,8 @@ def wait_for_pushes(emulator, token, count):
 
 def device_token_gone(base, node, work):
     # The store is SQLite in `work`: the device's token column is what rule 8 clears.
-    import sqlite3
-    with sqlite3.connect(f"file:{os.path.join(work, 'beckon.sqlite')}?mode=ro", uri=True) as db:
-        row = db.execute("SELECT push_token IS NULL FROM device WHERE id = ?", (node,)).fetchone()
-    return row == (1,)
+    rows = store_rows(os.path.join(work, "beckon.sqlite"), "SELECT push_token IS NULL FROM device WHERE id = ?", (node,))
+    return rows[:1] == [(1,)]
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """What the APNs fault soak reads back and judges: the node's outbox (each push's apns-id, state,
 reason and attempts), joined per phase to what the emulator accepted; whether memory plateaus;
 and the table of the phases."""
-import collections, sqlite3
+import collections
+
+from beckonlib.node import store_rows
 
 PLATEAU_FRACTION, PLATEAU_SLACK_KIB = 0.10, 8 * 1024
 
@@ -39,8 +41,7 @@ def plateau(samples, cycles):
 def outbox(path):
     """Every push the server decided, from its outbox table (read-only; the server keeps running):
     {apns-id: (device id, state, status, reason, attempts, created_at seconds)}."""
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30) as db:
-        rows = db.execute("SELECT id, device_id, state, status, apns_reason, attempts, created_at FROM push_outbox").fetchall()
+    rows = store_rows(path, "SELECT id, device_id, state, status, apns_reason, attempts, created_at FROM push_outbox")
     return {row[0].lower(): (row[1], row[2], row[3], row[4], row[5], row[6] / 1000) for row in rows}
 
 

@@ -2,7 +2,7 @@
 would: one node on a SQLite file (Node), or a standalone `beckon apns-emulator` with a generated
 P-256 key and nodes on one database pointed at it (Deployment); and what a node's log says went
 wrong."""
-import os, resource, signal, subprocess, time
+import os, resource, signal, sqlite3, subprocess, time
 
 from beckonlib.emulator import Emulator
 from beckonlib.httpjson import free_port, healthy, request, user_token, wait_until
@@ -41,6 +41,16 @@ def log_errors(path):
             if log_level(line) in ("error", "critical") or any(mark in line for mark in CRASH_MARKS):
                 problems.append(line)
     return problems
+
+
+def store_rows(path, sql, args=(), timeout=30):
+    """Rows of a read-only query on a node's SQLite file, also while it runs (WAL: a reader does
+    not block it)."""
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+    try:
+        return connection.execute(sql, args).fetchall()
+    finally:
+        connection.close()
 
 
 class Node:

@@ -224,10 +224,10 @@ async def recover(port, key, user="u-recovery"):
     return None, None
 
 
-# --- Case 1: descriptor exhaustion --------------------------------------------------------------
-
-
 # --- Connections held at once --------------------------------------------------------------------
+
+REFUSED = "closed without an answer (refused)"
+
 
 async def hold_connections(port, count, connect_timeout, answer_timeout):
     """Opens `count` connections at once, each asking GET /health. Returns (held connections
@@ -259,9 +259,6 @@ async def hold_connections(port, count, connect_timeout, answer_timeout):
         held.append((reader, writer))
     await asyncio.gather(*(one() for _ in range(count)))
     return held, kinds, refused_after, answered_after
-
-
-REFUSED = "closed without an answer (refused)"
 
 
 # --- The run ------------------------------------------------------------------------------------
@@ -350,11 +347,11 @@ def main(doc, cases):
     parser.add_argument("--scale", choices=sorted(SCALES), default="small",
                         help="small: CI's (2 shared cores); full: the long run")
     if len(cases) > 1:
-        parser.add_argument("--only", choices=[name for name, _ in cases], help="run this part only")
+        parser.add_argument("--only", choices=[name.split()[-1] for name, _ in cases], help="run this part only")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs) even when all passed")
     args = parser.parse_args()
     if getattr(args, "only", None):
-        cases = [(name, case) for name, case in cases if name == args.only]
+        cases = [(name, case) for name, case in cases if name.split()[-1] == args.only]
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the clients' sockets
     title = os.path.splitext(os.path.basename(sys.argv[0]))[0]
