@@ -4,8 +4,8 @@
     scripts/apns-duplicates.py BECKON_BINARY [--devices 2000] [--failure-rate 0.6] [--goaway-every 97]
                                [--runs 1] [--seed S] [--json F]
 
-What it runs (beckonlib.Deployment, as scripts/apns-fault-soak.py: a standalone `beckon apns-emulator`
-with --auto-register and one `beckon serve` on SQLite pointed at it):
+What it runs (beckonlib.node.Deployment, as scripts/apns-fault-soak.py: a standalone `beckon
+apns-emulator` with --auto-register and one `beckon serve` on SQLite pointed at it):
 
 - --devices offline devices (one user each; they never open a sync session), app strategy
   `content`, so each message is one alert push (README, "Delivery");
@@ -25,11 +25,12 @@ can remain; the script fails (exit 1) only when a device got nothing.
 delivery.retry-base-seconds 1 and retry-cap-seconds 2 (defaults 5 and 600) so the outbox's
 retries fit in seconds; everything else is the default. Loopback only.
 """
-import argparse, collections, json, os, random, sqlite3, sys, tempfile, time, urllib.request
+import argparse, collections, json, os, random, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from beckonlib import Deployment, request, user_token  # noqa: E402
+from beckonlib import metrics
+from beckonlib.httpjson import request, user_token
+from beckonlib.node import Deployment, store_rows
 
 SECRET = "duplicates-user-token-secret-0123456789ab"
 ADMIN = "duplicates-admin-token-0123456789abcdef01"
@@ -40,16 +41,7 @@ def log(text):
 
 
 def metric_sum(base, name, **labels):
-    text = urllib.request.urlopen(base + "/metrics", timeout=10).read().decode()
-    total = 0.0
-    for line in text.splitlines():
-        if not line.startswith(name) or line.startswith("#"):
-            continue
-        head, _, value = line.rpartition(" ")
-        if head.split("{")[0] != name or any(f'{k}="{v}"' not in head for k, v in labels.items()):
-            continue
-        total += float(value)
-    return total
+    return metrics.total(metrics.fetch(base), name, **labels)
 
 
 def run_once(binary, args, seed):
@@ -60,7 +52,7 @@ def run_once(binary, args, seed):
         "BECKON_DELIVERY_RETRY_BASE_SECONDS": "1", "BECKON_DELIVERY_RETRY_CAP_SECONDS": "2"})
     try:
         base = deployment.base(1)
-        emulator = f"http://127.0.0.1:{deployment.control}"
+        emulator = deployment.emulator
         status, answer = request(base, "POST", "/v1/admin/apps/chat/keys", {}, ADMIN)
         assert status == 201, answer
         key = answer["key"]
@@ -78,10 +70,9 @@ def run_once(binary, args, seed):
         half = args.failure_rate / 2
         for fault in ({"type": "random-failures", "internalServerErrorRate": half, "serviceUnavailableRate": half},
                       {"type": "goaway-after-streams", "streams": args.goaway_every}):
-            status, answer = request(emulator, "POST", "/faults", fault)
-            assert status == 201, answer
+            emulator.fault(fault)
         # Connections opened before the faults would never reach the GOAWAY's stream count.
-        request(emulator, "POST", "/connections/goaway", {"reason": "Shutdown"})
+        emulator("POST", "/connections/goaway", {"reason": "Shutdown"})
 
         users = list(tokens)
         batches = [users[i:i + 100] for i in range(0, len(users), 100)]
@@ -104,16 +95,14 @@ def run_once(binary, args, seed):
                 break
             time.sleep(0.5)
         drained = time.time() - started
-        counters = request(emulator, "GET", "/counters")[1]
-        request(emulator, "DELETE", "/faults")
+        counters = emulator.counters()
+        emulator.clear_faults()
 
-        with sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True, timeout=30) as db:
-            outbox = {row[0].lower(): (row[1], row[2], row[3])
-                      for row in db.execute("SELECT id, state, attempts, apns_reason FROM push_outbox")}
+        outbox = {row[0].lower(): (row[1], row[2], row[3])
+                  for row in store_rows(sqlite_path, "SELECT id, state, attempts, apns_reason FROM push_outbox")}
         duplicated, missing, copies = [], [], collections.Counter()
         for user, token in tokens.items():
-            status, answer = request(emulator, "GET", f"/devices/{token}/received")
-            ids = [n["apnsId"].lower() for n in answer["notifications"]] if status == 200 else []
+            ids = emulator.received_ids(token)
             if not ids:
                 missing.append(user)
             counted = collections.Counter(ids)

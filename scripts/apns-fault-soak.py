@@ -5,16 +5,16 @@
     scripts/apns-fault-soak.py BECKON_BINARY [--seconds N] [--seed S] [--cycles K] [--rate R]
                                [--grace G] [--phases A,B] [--json F] [--keep]
 
-What it runs (beckonlib.Deployment: a generated P-256 key, the emulator with --auto-register, one
-node pointed at it through apps.chat.apns.host/port/ca-file):
+What it runs (beckonlib.node.Deployment: a generated P-256 key, the emulator with --auto-register,
+one node pointed at it through apps.chat.apns.host/port/ca-file):
 
 - The app uses the `content` strategy, so every message to a device without a sync session is
   one alert push (README, "Delivery"); the devices never connect.
-- Phases, one per fault kind, alone and then combined (`phases()` below). In each, messages are
-  posted at a steady --rate, one recipient each, while the fault is in force; then the faults are
-  cleared, posting pauses, and the phase ends only when the server has drained: every push it
-  decided is `sent` or `failed`, none `pending`. Draining between phases makes each phase's
-  figures its own: nothing of one phase is still retrying in the next.
+- Phases, one per fault kind, alone and then combined (scripts/apns_faults/phases.py). In each,
+  messages are posted at a steady --rate, one recipient each, while the fault is in force; then
+  the faults are cleared, posting pauses, and the phase ends only when the server has drained:
+  every push it decided is `sent` or `failed`, none `pending`. Draining between phases makes each
+  phase's figures its own: nothing of one phase is still retrying in the next.
 - The expired-token phase turns `wedge-on-expired-token` on, but the emulator wedges a connection
   only after refusing a really expired JWT (over an hour old), not after a forced
   `respond ExpiredProviderToken`; so the wedge itself comes from `POST /connections/wedge` (every
@@ -76,12 +76,15 @@ Timing: the default (CI) run, --seconds 24 (2.2 s of posting per phase), takes a
 the never-respond phase must wait out that deadline too. A long run: --seconds 720 --cycles 3
 (about 18 s per phase, one more combined phase, about 16 minutes). Everything stays on loopback.
 """
-import argparse, collections, json, os, random, re, shutil, signal, sqlite3, subprocess, sys, tempfile, threading, time
-import urllib.request
+import argparse, collections, json, os, random, shutil, signal, subprocess, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from beckonlib import Deployment, request, user_token  # noqa: E402
+from beckonlib import metrics
+from beckonlib.httpjson import request, user_token
+from beckonlib.measure import memory_kib
+from beckonlib.node import Deployment
+from apns_faults.figures import aggregate, outbox, per_push, plateau, print_table
+from apns_faults.phases import phases
 
 SECRET = "fault-soak-user-token-secret-0123456789ab"
 ADMIN = "fault-soak-admin-token-0123456789abcdef01"
@@ -93,7 +96,6 @@ DELIVERY_ATTEMPTS = 8        # delivery.attempts (default, kept)
 RETRY_BASE, RETRY_CAP = 1, 2  # delivery.retry-base/cap-seconds: short, so a phase drains in seconds
 SHUTDOWN_MARGIN = 2.0        # seconds allowed past shutdown.grace-seconds
 CACHE_MIB = 2                # database.cache-mib (see main)
-PLATEAU_FRACTION, PLATEAU_SLACK_KIB = 0.10, 8 * 1024
 
 
 def log(text):
@@ -101,29 +103,6 @@ def log(text):
 
 
 # --- Reading the three sources ------------------------------------------------------------------
-
-def metrics(base):
-    """/metrics as {(name, ((label, value), ...)): number}."""
-    text = urllib.request.urlopen(base + "/metrics", timeout=10).read().decode()
-    values = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        match = re.match(r'^([A-Za-z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)$', line)
-        if not match:
-            continue
-        labels = tuple(sorted(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', match.group(2) or "")))
-        try:
-            values[(match.group(1), labels)] = float(match.group(3))
-        except ValueError:
-            pass
-    return values
-
-
-def metric_sum(values, name, **labels):
-    return sum(v for (n, ls), v in values.items()
-               if n == name and all(dict(ls).get(k) == want for k, want in labels.items()))
-
 
 def report_totals(base, key):
     status, report = request(base, "GET", "/v1/delivery/report?sinceSeconds=86400", token=key, timeout=30)
@@ -135,138 +114,13 @@ def report_totals(base, key):
     return totals
 
 
-class Emulator:
-    def __init__(self, port):
-        self.base = f"http://127.0.0.1:{port}"
-
-    def __call__(self, method, path, body=None):
-        status, answer = request(self.base, method, path, body, timeout=10)
-        if status >= 300:
-            raise RuntimeError(f"emulator {method} {path} {body}: {status} {answer}")
-        return answer
-
-    def fault(self, body):
-        return self("POST", "/faults", body)
-
-    def counters(self):
-        return self("GET", "/counters")
-
-
-# --- Phases -------------------------------------------------------------------------------------
-
-class Phase:
-    """One fault kind: `faults` posted at the start, `start(soak)` run then, `tick(soak, t)` every
-    0.25 s while messages are posted. With `probe`, the retry-exhaustion probe runs beside it: one
-    token of its own is answered 503 for good (its rule added first, so it wins over the phase's
-    faults, and kept while draining), and messages to it (one at the start, then one every 10 s)
-    must each use every attempt and end `failed`. Its requests are told apart by their reason:
-    no other fault of such a phase answers 503."""
-
-    def __init__(self, name, description, faults=(), tick=None, start=None, probe=False, long_only=False):
-        self.name, self.description = name, description
-        self.faults, self.tick, self.start, self.probe, self.long_only = list(faults), tick, start, probe, long_only
-
-
-def every(seconds, action):
-    """A tick that runs `action(soak)` once per `seconds` of the phase."""
-    state = {"next": seconds}
-
-    def tick(soak, t):
-        if t == 0:
-            state["next"] = seconds
-        if t >= state["next"]:
-            state["next"] += seconds
-            action(soak)
-    return tick
-
-
-def combine(*ticks):
-    def tick(soak, t):
-        for each in ticks:
-            each(soak, t)
-    return tick
-
-
-def free_tokens(soak):
-    """The tokens no token-scoped rule is waiting for (so renewing a fault never piles rules up)."""
-    busy = {rule.get("deviceToken") for rule in soak.emu("GET", "/faults")["rules"]}
-    return [token for token in soak.tokens if token not in busy]
-
-
-def too_many_requests(soak):
-    """429 TooManyRequests (token-scoped only) for a random third of the tokens, 1-6 answers each:
-    up to 3 are absorbed by the client's retries, more push the send back to the outbox."""
-    free = free_tokens(soak)
-    for token in soak.rng.sample(free, min(len(free), max(1, len(soak.tokens) // 3))):
-        soak.emu.fault({"type": "too-many-requests", "deviceToken": token, "count": soak.rng.randint(1, 6)})
-
-
-def slow_tokens(soak):
-    free = free_tokens(soak)
-    for token in soak.rng.sample(free, min(len(free), 3)):
-        soak.emu.fault({"type": "delay", "milliseconds": 2500, "deviceToken": token, "count": 2})
-
-
-def new_connections(soak):
-    """GOAWAY on the live connections: `goaway-after-streams` counts a connection's streams from
-    its start, so connections already past N would never get it."""
-    soak.emu("POST", "/connections/goaway", {"reason": "Shutdown"})
-
-
-def never_respond(soak):
-    soak.emu.fault({"type": "never-respond", "count": 10})
-
-
-def expired_token(soak):
-    soak.emu.fault({"type": "respond", "reason": "ExpiredProviderToken", "count": 1})
-
-
-def phases():
-    return [
-        Phase("baseline", "no fault"),
-        Phase("5xx", "random 500 (20 %) and 503 (20 %)",
-              [{"type": "random-failures", "internalServerErrorRate": 0.2, "serviceUnavailableRate": 0.2}]),
-        Phase("429", "429 TooManyRequests for a third of the tokens, 1-6 answers each, renewed every second",
-              tick=every(1.0, too_many_requests), start=too_many_requests),
-        Phase("goaway", "GOAWAY after every 7 streams of each connection", [{"type": "goaway-after-streams", "streams": 7}],
-              start=new_connections),
-        Phase("reset", "TCP reset on the 10th stream of each connection, and of every connection each 1.5 s",
-              [{"type": "reset-after-streams", "streams": 9}],
-              tick=every(1.5, lambda soak: soak.emu("POST", "/connections/reset", {}))),
-        Phase("never-respond", "10 requests never answered, at the start and every 10 s",
-              [{"type": "never-respond", "count": 10}], tick=every(10, never_respond), probe=True),
-        Phase("slow", "every answer 300 ms late; 3 tokens 2.5 s late for 2 requests, renewed every second",
-              [{"type": "response-delay", "milliseconds": 300}], tick=every(1.0, slow_tokens), start=slow_tokens),
-        Phase("expired-token", "wedge-on-expired-token on; ExpiredProviderToken forced every 0.5 s; "
-              "every live connection wedged each 1.5 s",
-              [{"type": "wedge-on-expired-token", "enabled": True}],
-              tick=combine(every(0.5, expired_token), every(1.5, lambda soak: soak.emu("POST", "/connections/wedge", {}))),
-              start=lambda soak: soak.emu("POST", "/connections/wedge", {})),
-        Phase("5xx+goaway+throttle", "random 5xx (15 % + 15 %), GOAWAY every 11 streams, throttle-on-reject",
-              [{"type": "random-failures", "internalServerErrorRate": 0.15, "serviceUnavailableRate": 0.15},
-               {"type": "goaway-after-streams", "streams": 11}, {"type": "throttle-on-reject", "enabled": True}],
-              start=new_connections),
-        # Answers pending when the connection resets: APNs processed those requests but the client
-        # cannot know, so it sends them again (an attempt each). Pushes reach the device more than
-        # once, and a push may use every attempt this way and end failed although delivered.
-        Phase("reset+slow", "TCP reset on the 14th stream of each connection, every answer 200 ms late",
-              [{"type": "reset-after-streams", "streams": 13}, {"type": "response-delay", "milliseconds": 200}]),
-        Phase("error-budget+429", "GOAWAY after 3 rejected requests on a connection, 429 for a third of the tokens",
-              [{"type": "error-budget", "errors": 3}], tick=every(1.0, too_many_requests), start=too_many_requests),
-        Phase("never+5xx+goaway", "8 requests never answered, random 5xx (10 % + 10 %), GOAWAY every 9 streams",
-              [{"type": "never-respond", "count": 8},
-               {"type": "random-failures", "internalServerErrorRate": 0.1, "serviceUnavailableRate": 0.1},
-               {"type": "goaway-after-streams", "streams": 9}], start=new_connections, long_only=True),
-    ]
-
-
 # --- The soak -----------------------------------------------------------------------------------
 
 class Soak:
     def __init__(self, args, deployment, work):
         self.args, self.deployment, self.work = args, deployment, work
         self.rng = random.Random(args.seed)
-        self.emu = Emulator(deployment.control)
+        self.emu = deployment.emulator
         self.base = deployment.base(1)
         self.posted = 0
         self.post_errors = []
@@ -320,29 +174,25 @@ class Soak:
     # Memory
 
     def sample_memory(self):
-        pid = self.deployment.nodes[1][0].pid
+        pid = self.deployment.nodes[1].process.pid
         while self.sampling:
-            try:
-                with open(f"/proc/{pid}/status") as status:
-                    fields = dict(line.split(":", 1) for line in status if ":" in line)
-                self.samples.append((time.time(), int(fields["VmRSS"].split()[0]), int(fields["RssAnon"].split()[0]),
-                                     self.cycle))
-            except (OSError, KeyError, ValueError):
-                pass
+            rss, anon = memory_kib(pid, "VmRSS"), memory_kib(pid, "RssAnon")
+            if rss is not None and anon is not None:
+                self.samples.append((time.time(), rss, anon, self.cycle))
             time.sleep(0.5)
 
     # Snapshots and draining
 
     def snapshot(self):
-        return {"time": time.time(), "emulator": self.emu.counters(), "metrics": metrics(self.base), "posted": self.posted}
+        return {"time": time.time(), "emulator": self.emu.counters(), "metrics": metrics.fetch(self.base), "posted": self.posted}
 
     def drained(self):
         """The metrics say every message was planned and every push decided has a final result."""
-        values = metrics(self.base)
-        decided = metric_sum(values, "beckon_pushes_total")
-        final = metric_sum(values, "beckon_push_results_total", result="sent") + \
-            metric_sum(values, "beckon_push_results_total", result="failed")
-        queued = metric_sum(values, "beckon_delivery_events_queued")
+        values = metrics.fetch(self.base)
+        decided = metrics.total(values, "beckon_pushes_total")
+        final = metrics.total(values, "beckon_push_results_total", result="sent") + \
+            metrics.total(values, "beckon_push_results_total", result="failed")
+        queued = metrics.total(values, "beckon_delivery_events_queued")
         return decided >= self.posted and final >= decided and queued == 0, (decided, final, queued)
 
     def drain(self, limit):
@@ -358,7 +208,7 @@ class Soak:
         return False, time.time() - started, self.drained()[1]
 
     def alive(self):
-        process = self.deployment.nodes[1][0]
+        process = self.deployment.nodes[1].process
         if process.poll() is not None:
             raise SystemExit(f"apns-fault-soak: FAIL: beckon serve exited on its own (status {process.returncode}); "
                              f"see {self.work}/node1.log")
@@ -432,7 +282,7 @@ class Soak:
             return e1["byReason"].get(name, 0) - e0["byReason"].get(name, 0)
 
         def metric(name, **labels):
-            return metric_sum(m1, name, **labels) - metric_sum(m0, name, **labels)
+            return metrics.total(m1, name, **labels) - metrics.total(m0, name, **labels)
 
         pushes = metric("beckon_pushes_total")
         requests = emu("requests")
@@ -480,62 +330,10 @@ class Soak:
 
 # --- Checks and the run ---------------------------------------------------------------------------
 
-def plateau(samples, cycles):
-    """(passed, description). With several cycles of the phases, the last cycle's VmRSS peak must
-    be within 10 % + 8 MiB of the cycle before's (the same faults again); with one, the last
-    third's peak within as much of the middle third's."""
-    if cycles >= 2:
-        earlier = [s for s in samples if s[3] == cycles - 2]
-        last = [s for s in samples if s[3] == cycles - 1]
-        names = (f"cycle {cycles - 1}", f"cycle {cycles}")
-    else:
-        third = len(samples) // 3
-        earlier, last = samples[third:2 * third], samples[2 * third:]
-        names = ("the middle third", "the last third")
-    if len(earlier) < 3 or len(last) < 3:
-        return True, "too few samples to judge"
-    result = {}
-    for index, name in ((1, "VmRSS"), (2, "RssAnon")):
-        peak_earlier, peak_last = max(s[index] for s in earlier), max(s[index] for s in last)
-        result[name] = (peak_earlier, peak_last, peak_last <= peak_earlier * (1 + PLATEAU_FRACTION) + PLATEAU_SLACK_KIB)
-    first = samples[0]
-    text = (f"VmRSS {first[1] / 1024:.0f} MiB at the start, peak {result['VmRSS'][0] / 1024:.0f} MiB in {names[0]}, "
-            f"{result['VmRSS'][1] / 1024:.0f} MiB in {names[1]} (limit "
-            f"{(result['VmRSS'][0] * (1 + PLATEAU_FRACTION) + PLATEAU_SLACK_KIB) / 1024:.0f}); RssAnon "
-            f"{first[2] / 1024:.0f} -> {result['RssAnon'][0] / 1024:.0f} -> {result['RssAnon'][1] / 1024:.0f} MiB")
-    return result["VmRSS"][2], text
-
-
-def outbox(path):
-    """Every push the server decided, from its outbox table (read-only; the server keeps running):
-    {apns-id: (device id, state, status, reason, attempts, created_at seconds)}."""
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30) as db:
-        rows = db.execute("SELECT id, device_id, state, status, apns_reason, attempts, created_at FROM push_outbox").fetchall()
-    return {row[0].lower(): (row[1], row[2], row[3], row[4], row[5], row[6] / 1000) for row in rows}
-
-
-def per_push(rows, pushes, accepted):
-    """Adds to each phase's row what its pushes' own records say: how many ended failed and why,
-    how many of those the emulator had accepted all the same (its answer was lost with the
-    connection), how many it accepted twice, and the most outbox attempts one push took."""
-    for row in rows:
-        start, end = row["window"]
-        mine = [(pid, push) for pid, push in pushes.items() if start <= push[5] < end
-                and (push[0] == "phone-doomed") == bool(row.get("probe"))]
-        failed = [(pid, push) for pid, push in mine if push[1] == "failed"]
-        row["outbox_pushes"] = len(mine)
-        row["failed_reasons"] = dict(collections.Counter(f"{push[2]} {push[3]}" for _, push in failed))
-        row["failed_but_accepted"] = sum(1 for pid, _ in failed if accepted.get(pid))
-        row["accepted_twice"] = sum(accepted.get(pid, 0) - 1 for pid, _ in mine if accepted.get(pid, 0) > 1)
-        row["max_outbox_attempts"] = max((push[4] for _, push in mine), default=0)
-        row["most_copies"] = max((accepted.get(pid, 0) for pid, _ in mine), default=0)
-
-
 def received_ids(emu, token):
-    status, answer = request(emu.base, "GET", f"/devices/{token}/received")
-    if status == 404:  # Never accepted a push: the emulator registers a token on its first.
-        return [], []
-    return [n["apnsId"].lower() for n in answer["notifications"]], [n.get("payload") for n in answer["notifications"]]
+    """The apns-ids the device accepted (one per copy) and the payloads."""
+    notifications = emu.received(token)
+    return [n["apnsId"].lower() for n in notifications], [n.get("payload") for n in notifications]
 
 
 def shutdown_test(soak, deployment, args, checks):
@@ -553,7 +351,7 @@ def shutdown_test(soak, deployment, args, checks):
         if hung >= len(soak.shutdown_users):
             break
         time.sleep(0.1)
-    process = deployment.nodes[1][0]
+    process = deployment.nodes[1].process
     started = time.time()
     process.send_signal(signal.SIGTERM)
     try:
@@ -587,7 +385,7 @@ def shutdown_test(soak, deployment, args, checks):
                    f"{sum(arrived.values())} of {len(arrived)} reached their device {time.time() - restarted:.1f} s "
                    f"after the restart began; report: pending {totals['pending']}"))
     # The same stop without hung sends, for comparison.
-    process = deployment.nodes[1][0]
+    process = deployment.nodes[1].process
     started = time.time()
     process.send_signal(signal.SIGTERM)
     try:
@@ -597,45 +395,6 @@ def shutdown_test(soak, deployment, args, checks):
         process.wait()
     idle = time.time() - started
     return took, idle, totals
-
-
-def aggregate(rows):
-    """The rows of several cycles summed per phase (factor recomputed, drain time the longest)."""
-    merged = {}
-    for row in rows:
-        into = merged.get(row["phase"])
-        if into is None:
-            merged[row["phase"]] = dict(row, answers=dict(row["answers"]), reasons=dict(row["reasons"]),
-                                        failed_reasons=dict(row["failed_reasons"]))
-            continue
-        for field, value in row.items():
-            if field == "cycle":
-                continue
-            if field in ("drain_seconds", "most_copies", "max_outbox_attempts"):
-                into[field] = max(into[field], value)
-            elif field in ("answers", "reasons", "failed_reasons"):
-                for code, count in value.items():
-                    into[field][code] = into[field].get(code, 0) + count
-            elif isinstance(value, int) and not isinstance(value, bool) and into.get(field) is not None:
-                into[field] += value
-    for row in merged.values():
-        row["factor"] = round(row["requests"] / row["pushes"], 3) if row["pushes"] else None
-    return list(merged.values())
-
-
-def print_table(rows):
-    columns = [("phase", 20), ("pushes", 7), ("requests", 8), ("factor", 6), ("sent", 6), ("failed", 6), ("acc.f", 5),
-               ("dup", 5),
-               ("non-200", 7), ("no ans.", 7), ("goaway", 6), ("reset", 5), ("conns", 5), ("c.retry", 7),
-               ("d.retry", 7), ("drain s", 7)]
-    log(" ".join(f"{name:>{width}}" if i else f"{name:<{width}}" for i, (name, width) in enumerate(columns)))
-    for row in rows:
-        non200 = sum(v for k, v in row["answers"].items() if k != "200")
-        values = [row["phase"], row["pushes"], row["requests"], f"{row['factor']:.2f}" if row["factor"] else "-",
-                  row["sent"], row["failed"], row.get("failed_but_accepted"), row.get("accepted_twice"), non200, row["unanswered"], row["goaways"],
-                  row["resets"], row["connections"], row["client_retries"], row["dispatcher_retries"], row["drain_seconds"]]
-        values = ["-" if v is None else v for v in values]
-        log(" ".join(f"{str(v):>{w}}" if i else f"{str(v):<{w}}" for i, (v, (_, w)) in enumerate(zip(values, columns))))
 
 
 def main():

@@ -3,7 +3,7 @@
 configuration back to back and prints one table.
 
 Configurations (each on a fresh database, with a standalone `beckon apns-emulator`, started as
-scripts/multi-node.py starts them, through beckonlib.Deployment):
+scripts/multi-node.py starts them, through beckonlib.node.Deployment):
 - `sqlite`: one node on a SQLite file;
 - `pg1`: one node on PostgreSQL;
 - `pg3`: three nodes on one PostgreSQL database. `accept` spreads its posters round-robin over
@@ -35,8 +35,9 @@ Without a binary it builds `beckon` in release (scratch path .build-bench). Loop
 """
 import argparse, os, random, re, resource, shlex, subprocess, sys, tempfile, time
 
-from beckonlib import (release_binary, Deployment, cpu_delta, cpu_snapshot, pg_counters, pg_work, postgres_pids, psql, wait_for_quiet,
-                       with_database)
+from beckonlib.measure import cpu_delta, cpu_snapshot, wait_for_quiet
+from beckonlib.node import Deployment, release_binary
+from beckonlib.postgres import pg_counters, pg_work, postgres_pids, psql, with_database
 
 SECRET = "bench-cluster-secret-0123456789abcdef0123"
 ADMIN = "bench-cluster-admin-0123456789abcdef01234"
@@ -123,7 +124,7 @@ def measure_server(args, binary, mode, config, run, base_url, budget):
         # An idle backend reports its counts within 10 s: the nodes' start must not count here.
         time.sleep(max(0, started + 11 - time.time()))
         log(f"run {run}, {mode}, {config}: {nodes} node(s), load average {load:.2f}")
-        groups = {"nodes": [deployment.nodes[n][0].pid for n in deployment.nodes], "emulator": [deployment.emulator.pid]}
+        groups = {"nodes": [deployment.nodes[n].process.pid for n in deployment.nodes], "emulator": [deployment.emulator_process.pid]}
         if url:
             groups["postgres"] = postgres_pids(url)
             if args.statements:

@@ -24,7 +24,7 @@ instead of all at once, so the latency is the pipeline's own rather than a queue
 
 Several nodes (issue 13): --nodes N --database-url URL starts N nodes on a fresh database of that
 PostgreSQL server (created, then dropped) and a standalone `beckon apns-emulator` they all push to
-(beckonlib.Deployment, as scripts/multi-node.py does); registrations and POSTs go round-robin over
+(beckonlib.node.Deployment, as scripts/multi-node.py does); registrations and POSTs go round-robin over
 the nodes, and every node sends pushes from the shared outbox. --standalone-emulator uses that
 emulator with one SQLite node too (the same APNs path for a side-by-side figure). On PostgreSQL it
 also prints the database's work per push (pg_stat_* deltas over the posting and sending).
@@ -37,8 +37,11 @@ Without a binary it builds `beckon` in release (scratch path .build-bench). Loop
 import argparse, http.client, json, os, random, subprocess, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 
-from beckonlib import (release_binary, Deployment, SyncSession, cpu_delta, cpu_snapshot, free_port, pg_counters, pg_work, postgres_pids,
-                       psql, rss_kib, wait_for_quiet, with_database, user_token as signed_user_token)
+from beckonlib.httpjson import free_port, user_token as signed_user_token
+from beckonlib.measure import cpu_delta, cpu_snapshot, rss_kib, wait_for_quiet
+from beckonlib.node import Deployment, release_binary
+from beckonlib.postgres import pg_counters, pg_work, postgres_pids, psql, with_database
+from beckonlib.websocket import SyncSession
 
 SECRET = "bench-delivery-secret-0123456789abcdef01"
 ADMIN = "bench-delivery-admin-0123456789abcdef0123"
@@ -174,7 +177,7 @@ def run(args, ports, control, deployment, server, database_url):
     key = key["key"]
     # Server memory (issue 14, point 7): the nodes' resident set before registering, after it,
     # at its peak during the burst (sampled every 50 ms) and once every push is out.
-    node_pids = [p.pid for p, _ in deployment.nodes.values()] if deployment else [server.pid]
+    node_pids = [node.process.pid for node in deployment.nodes.values()] if deployment else [server.pid]
     rss_start = rss_kib(node_pids)
 
     started = time.time()
@@ -203,13 +206,13 @@ def run(args, ports, control, deployment, server, database_url):
     if database_url:
         # An idle backend reports its counts within 10 s: the registrations' must not count here.
         time.sleep(max(0, registered + 11 - time.time()))
-        groups = {"nodes": [p.pid for p, _ in deployment.nodes.values()], "emulator": [deployment.emulator.pid],
+        groups = {"nodes": [node.process.pid for node in deployment.nodes.values()], "emulator": [deployment.emulator_process.pid],
                   "postgres": postgres_pids(database_url)}
         if args.statements:
             psql(database_url, "SELECT pg_stat_statements_reset()")
         counters_before = pg_counters(database_url)
     elif deployment:
-        groups = {"nodes": [p.pid for p, _ in deployment.nodes.values()], "emulator": [deployment.emulator.pid]}
+        groups = {"nodes": [node.process.pid for node in deployment.nodes.values()], "emulator": [deployment.emulator_process.pid]}
     else:
         groups = {"node and its emulator": [server.pid]}
     cpu_before = cpu_snapshot(groups)

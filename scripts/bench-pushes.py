@@ -18,7 +18,9 @@ Without a binary it builds `beckon` in release (scratch path .build-bench). Loop
 """
 import argparse, os, random, subprocess, sys, tempfile
 
-from beckonlib import release_binary, Deployment, cpu_delta, cpu_snapshot, postgres_pids, psql, wait_for_quiet, with_database
+from beckonlib.measure import cpu_delta, cpu_snapshot, wait_for_quiet
+from beckonlib.node import Deployment, release_binary
+from beckonlib.postgres import postgres_pids, psql, with_database
 
 SECRET = "bench-pushes-secret-0123456789abcdef01234"
 ADMIN = "bench-pushes-admin-0123456789abcdef012345"
@@ -56,7 +58,7 @@ def measure(args, binary):
                                            **dict(setting.split("=", 1) for setting in args.env)})
         load = wait_for_quiet(args.max_load, args.patience, lambda text: print(text, flush=True))
         print(f"1 node on {'PostgreSQL' if url else 'SQLite'}, a standalone APNs emulator; load average {load:.2f}", flush=True)
-        groups = {"node": [deployment.nodes[1][0].pid], "emulator": [deployment.emulator.pid]}
+        groups = {"node": [deployment.nodes[1].process.pid], "emulator": [deployment.emulator_process.pid]}
         if url:
             groups["postgres"] = postgres_pids(url)
         before = cpu_snapshot(groups)

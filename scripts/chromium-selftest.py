@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Proves scripts/chromium.py against a page served here on 127.0.0.1, the way CI will use it on
-Beckon's /status: bearer token on every request, DOM facts through --eval, a PNG of the asked
+"""Proves scripts/beckonlib/chromium.py against a page served here on 127.0.0.1, the way CI will
+use it on Beckon's /status: bearer token on every request, DOM facts through --eval, a PNG of the asked
 width, a non-200 status as a failure, console errors collected, other origins blocked, and no
 Chromium process or profile left behind.
 
@@ -11,10 +11,10 @@ given, else in a temporary directory removed on success (kept, and named, on fai
 """
 import http.server, json, os, secrets, shutil, struct, subprocess, sys, tempfile, threading, time, zlib
 
+from beckonlib import chromium
+from beckonlib.httpjson import free_port
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import chromium  # noqa: E402
-from beckonlib import free_port  # noqa: E402
 
 TOKEN = secrets.token_urlsafe(24)
 BAR = (0xd9, 0x48, 0x0f)  # the chart's bar colour, looked for in the screenshot
@@ -144,7 +144,7 @@ def check(condition, message):
 
 def driver(*args):
     """Runs the CLI; (exit code, stdout, stderr)."""
-    run = subprocess.run([sys.executable, os.path.join(HERE, "chromium.py"), *args],
+    run = subprocess.run([sys.executable, os.path.join(HERE, "beckonlib", "chromium.py"), *args],
                          capture_output=True, text=True, timeout=120)
     return run.returncode, run.stdout, run.stderr
 

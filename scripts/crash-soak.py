@@ -40,10 +40,12 @@ failure prints the seed: `--seed S` repeats the same schedule and choices (timin
 Exits 0 when every check holds, 1 otherwise (the work directory with the logs is kept then).
 Loopback only.
 """
-import argparse, json, os, random, select, shutil, signal, socket, sqlite3, subprocess, sys, tempfile, threading, time
-import base64, http.client
+import argparse, json, os, random, shutil, sys, tempfile, threading, time
 
-from beckonlib import Deployment, free_port, request, user_token, wait_until
+from beckonlib.httpjson import request, user_token, wait_until
+from beckonlib.node import Deployment, log_errors, store_rows
+from beckonlib.websocket import SyncSession
+from crash_soak.load import Churner, Client, Ledger, Stats, post, writer
 
 SECRET = "crash-soak-secret-0123456789abcdef01234"
 ADMIN = "crash-soak-admin-0123456789abcdef0123456"
@@ -59,369 +61,25 @@ def log(text):
     print(f"crash-soak: {text}", flush=True)
 
 
-# --- The node --------------------------------------------------------------------------------
-
-class SoakDeployment(Deployment):
-    """beckonlib's Deployment (standalone emulator, one node on SQLite), with a node that keeps
-    its port across restarts and appends to one log, each start marked."""
-
-    def start(self, n):
-        port = self.nodes[n][1] if n in self.nodes else free_port()
-        self.starts = getattr(self, "starts", 0) + 1
-        path = os.path.join(self.work, f"node{n}.log")
-        with open(path, "ab") as out:
-            out.write(f"=== crash-soak: start {self.starts} at {time.time():.3f}\n".encode())
-        for attempt in range(5):
-            with open(path, "ab") as out:  # the child keeps its own descriptor
-                process = subprocess.Popen([self.binary, "serve"], env=dict(self.env, BECKON_HTTP_PORT=str(port)),
-                                           stdout=out, stderr=subprocess.STDOUT)
-            self.nodes[n] = (process, port)
-            if wait_until(lambda: self.healthy(n) or process.poll() is not None, 60, 0.02) and process.poll() is None:
-                return
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            time.sleep(0.2)  # the port not free yet, say; once more
-        raise RuntimeError(f"node {n} did not start again after a kill (exit code {process.returncode}; see {path})")
-
-    def kill(self, n):
-        process = self.nodes[n][0]
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-
-
-# --- A sync client that survives the server dying under it ------------------------------------
-
-class Session:
-    """A WebSocket client for /v1/sync (docs/sync-protocol.md v2) with a read buffer, so a wait
-    that times out never splits a frame, and that fails (instead of spinning) when the server
-    goes away mid-handshake."""
-
-    def __init__(self, port, credential, timeout=5):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        self.buffer = b""
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.sock.sendall((
-            f"GET /v1/sync HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: beckon.v2\r\n"
-            f"Authorization: Bearer {credential}\r\n\r\n").encode())
-        deadline = time.time() + timeout
-        try:
-            while b"\r\n\r\n" not in self.buffer:
-                self._fill(deadline - time.time())
-        except (OSError, ConnectionError):
-            self.sock.close()
-            raise
-        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-        if not head.startswith(b"HTTP/1.1 101"):
-            self.sock.close()
-            raise ConnectionError("sync upgrade refused: " + head.split(b"\r\n")[0].decode(errors="replace"))
-
-    def _fill(self, timeout):
-        if timeout <= 0 or not select.select([self.sock], [], [], timeout)[0]:
-            raise TimeoutError
-        chunk = self.sock.recv(65536)
-        if not chunk:
-            raise ConnectionError("the server closed the connection")
-        self.buffer += chunk
-
-    def send(self, frame, opcode=0x1):
-        payload = json.dumps(frame).encode() if opcode == 0x1 else frame
-        mask = os.urandom(4)
-        n = len(payload)
-        header = bytes([0x80 | opcode]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big"))
-        self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
-
-    def _frame(self):
-        """A complete frame from the buffer as (opcode, payload), or None."""
-        if len(self.buffer) < 2:
-            return None
-        length, at = self.buffer[1] & 0x7F, 2
-        if length == 126:
-            if len(self.buffer) < 4:
-                return None
-            length, at = int.from_bytes(self.buffer[2:4], "big"), 4
-        elif length == 127:
-            if len(self.buffer) < 10:
-                return None
-            length, at = int.from_bytes(self.buffer[2:10], "big"), 10
-        if len(self.buffer) < at + length:
-            return None
-        opcode, payload = self.buffer[0] & 0x0F, self.buffer[at:at + length]
-        self.buffer = self.buffer[at + length:]
-        return opcode, payload
-
-    def receive(self, timeout):
-        """The next JSON frame, or None after `timeout` seconds. Raises ConnectionError with
-        `.code` on a close frame or a dead socket."""
-        deadline = time.time() + timeout
-        while True:
-            frame = self._frame()
-            if frame:
-                opcode, payload = frame
-                if opcode == 0x1:
-                    return json.loads(payload)
-                if opcode == 0x8:
-                    error = ConnectionError("closed by the server")
-                    error.code = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else None
-                    raise error
-                if opcode == 0x9:
-                    self.send(payload, opcode=0xA)
-                continue
-            try:
-                self._fill(deadline - time.time())
-            except TimeoutError:
-                return None
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-
-# --- Shared records ----------------------------------------------------------------------------
-
-class Ledger:
-    """What the backend was told: every post answered 2xx, by idempotency key."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.posts = {}          # key -> dict(id, users, positions, status, first, answered, cut)
-        self.refused = []        # (key, status, body): a 4xx other than 429 (none expected)
-        self.unanswered = []     # keys given up on (none expected)
-        self.in_flight = 0
-
-    def acknowledged_for(self, user):
-        with self.lock:
-            return {p["id"]: p for p in self.posts.values() if user in p["users"]}
-
-
-class Stats:
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.problems = []       # failures seen while running (protocol errors, conflicts)
-
-    def problem(self, text):
-        with self.lock:
-            if len(self.problems) < 200:
-                self.problems.append(text)
-
-
-class Client:
-    """The application side of one device: what it was shown, after removing duplicates by id."""
-
-    def __init__(self, name, user, credential, stats):
-        self.name, self.user, self.credential, self.stats = name, user, credential, stats
-        self.acked = 0           # the cursor it resumes from: what it acknowledged
-        self.seq_of = {}         # message id -> seq, each id once (the dedup)
-        self.id_at = {}          # seq -> id
-        self.keys = {}           # idempotency key (payload) -> set of ids shown for it
-        self.raw = 0             # message frames received
-        self.redeliveries = 0    # frames of an id it had already
-        self.sessions = 0
-        self.lock = threading.Lock()
-
-    def take(self, frame, floor):
-        """A `message` frame: dedup by id, consistency of seq and id. Returns its seq."""
-        seq, mid = frame["seq"], frame["id"]
-        with self.lock:
-            self.raw += 1
-            if seq <= floor:
-                self.stats.problem(f"{self.name}: seq {seq} not after the session's previous {floor}")
-            if self.id_at.get(seq, mid) != mid:
-                self.stats.problem(f"{self.name}: seq {seq} was {self.id_at[seq]}, now {mid}")
-            if mid in self.seq_of:
-                self.redeliveries += 1
-                if self.seq_of[mid] != seq:
-                    self.stats.problem(f"{self.name}: message {mid} came as seq {self.seq_of[mid]} and as {seq}")
-                return seq
-            self.seq_of[mid], self.id_at[seq] = seq, mid  # handed to the application, once
-            key = (frame.get("payload") or {}).get("key")
-            self.keys.setdefault(key, set()).add(mid)
-        return seq
-
-    def read_session(self, port, until, want):
-        """One session from `self.acked` that reads and acknowledges everything up to the user's
-        last sequence (the load has stopped), then says `bye`; `until` bounds it. Returns True
-        when every id of `want` was shown (in this session or before)."""
-        try:
-            session = Session(port, self.credential)
-        except (OSError, ConnectionError) as error:
-            self.stats.problem(f"{self.name}: the final sync session was refused: {error}")
-            return False
-        last = None
-        try:
-            session.send({"type": "hello", "version": 2, "cursor": self.acked, "window": 100})
-            floor = self.acked
-            while time.time() < until:
-                if last is not None and self.acked >= last and want <= set(self.seq_of):
-                    return True
-                frame = session.receive(min(0.5, max(0.01, until - time.time())))
-                if frame is None:
-                    continue
-                kind = frame.get("type")
-                if kind == "welcome":
-                    last = frame["lastSequence"]
-                elif kind == "message":
-                    floor = self.take(frame, floor)
-                    session.send({"type": "ack", "upTo": frame["seq"]})
-                    self.acked = max(self.acked, frame["seq"])
-                elif kind == "error":
-                    self.stats.problem(f"{self.name}: protocol error {frame}")
-            return want <= set(self.seq_of)
-        except (OSError, ConnectionError) as error:
-            self.stats.problem(f"{self.name}: the final sync session ended early: {error} "
-                               f"(close code {getattr(error, 'code', None)})")
-            return False
-        finally:
-            try:
-                session.send({"type": "bye"})
-            except OSError:
-                pass
-            session.close()
-
-
-class Churner(threading.Thread):
-    """A synced device: connect, receive, ack (not always at once), leave with `bye` or a drop,
-    stay away, come back; through kills it reconnects until the server answers again."""
-
-    def __init__(self, client, port, rng, stop):
-        super().__init__(daemon=True)
-        self.client, self.port, self.rng, self.stop = client, port, rng, stop
-        self.byes = self.drops = self.cut = 0
-
-    def run(self):
-        client, rng = self.client, self.rng
-        while not self.stop.is_set():
-            try:
-                session = Session(self.port, client.credential, timeout=2)
-            except (OSError, ConnectionError, TimeoutError):
-                self.stop.wait(rng.uniform(0.05, 0.3))  # the node is down (killed): try again
-                continue
-            client.sessions += 1
-            pending = None  # highest seq received and not acknowledged yet
-            try:
-                session.send({"type": "hello", "version": 2, "cursor": client.acked,
-                              "window": rng.choice([3, 10, 100])})
-                floor = client.acked
-                ends = time.time() + rng.uniform(0.3, 3.0)
-                last_ack = time.time()
-                while time.time() < ends and not self.stop.is_set():
-                    frame = session.receive(0.1)
-                    if frame is not None:
-                        kind = frame.get("type")
-                        if kind == "message":
-                            floor = pending = client.take(frame, floor)
-                        elif kind == "error":
-                            client.stats.problem(f"{client.name}: protocol error {frame}")
-                    # Acks: some at once, most a few at a time (so a drop often leaves some).
-                    if pending is not None and (rng.random() < 0.25 or time.time() - last_ack > 0.5):
-                        session.send({"type": "ack", "upTo": pending})
-                        client.acked, pending, last_ack = max(client.acked, pending), None, time.time()
-                how = rng.random()
-                if how < 0.4:
-                    if pending is not None:
-                        session.send({"type": "ack", "upTo": pending})
-                        client.acked = max(client.acked, pending)
-                    session.send({"type": "bye"})
-                    self.byes += 1
-                else:
-                    self.drops += 1  # a drop, maybe with messages unacknowledged: re-pushed (rule 5)
-                session.close()
-            except (OSError, ConnectionError) as error:
-                session.close()
-                code = getattr(error, "code", None)
-                if code not in (None, 1001, 1006):
-                    client.stats.problem(f"{client.name}: session closed with {code}")
-                self.cut += 1  # the node died under it
-                self.stop.wait(rng.uniform(0.05, 0.3))
-                continue
-            self.stop.wait(rng.uniform(0.3, 4.0))  # away: woken, re-pushed, escalated meanwhile
-
-
-# --- Writers -----------------------------------------------------------------------------------
-
-def post(base, key, body, ledger, give_up_at):
-    """Posts until answered (the same idempotency key each time). Returns the record or None."""
-    first, cut = time.time(), 0
-    with ledger.lock:
-        ledger.in_flight += 1
-    try:
-        while time.time() < give_up_at:
-            try:
-                status, answer = request(base, "POST", "/v1/messages", body, key, timeout=10)
-            except (OSError, http.client.HTTPException, ValueError):
-                cut += 1  # killed under it, or down: not acknowledged yet; try again
-                time.sleep(0.05)
-                continue
-            if status in (429, 500, 502, 503):
-                time.sleep(0.1)
-                continue
-            if status in (200, 202):
-                return dict(id=answer["id"], users=body["recipients"]["users"], status=status, cut=cut,
-                            first=first, answered=time.time(), duplicate=answer.get("duplicate", False),
-                            positions={p["userId"]: p["sequence"] for p in answer["positions"]})
-            with ledger.lock:
-                ledger.refused.append((body["idempotencyKey"], status, answer))
-            return None
-        with ledger.lock:
-            ledger.unanswered.append(body["idempotencyKey"])
-        return None
-    finally:
-        with ledger.lock:
-            ledger.in_flight -= 1
-
-
-def writer(number, base, key, choose, pace, rng, ledger, stop, give_up_at):
-    sequence = 0
-    while not stop.is_set():
-        sequence += 1
-        name = f"w{number}-{sequence}"
-        users = choose(rng)
-        body = {"recipients": {"users": users}, "kind": "message", "payload": {"key": name},
-                "notification": {"title": "crash soak", "body": name}, "idempotencyKey": name}
-        record = post(base, key, body, ledger, give_up_at)
-        if record:
-            with ledger.lock:
-                ledger.posts[name] = record
-        stop.wait(rng.uniform(0, pace))
-
-
 # --- The checks' sources -------------------------------------------------------------------------
 
-def database_rows(path, sql, args=()):
-    """Rows of a read-only query on the node's SQLite file (WAL: readers do not block it)."""
-    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    try:
-        return connection.execute(sql, args).fetchall()
-    finally:
-        connection.close()
-
-
-def received(control, token):
+def received(emulator, token):
     """What the emulated device received: [(apns-id, push type, reason, ids, accepted ms)]."""
-    status, answer = request(control, "GET", f"/devices/{token}/received")
-    if status == 404:
-        return []
-    assert status == 200, (status, answer)
     out = []
-    for n in answer["notifications"]:
+    for n in emulator.received(token):
         beckon = (n.get("payload") or {}).get("beckon") or {}
         out.append((n["apnsId"].lower(), n["pushType"], beckon.get("reason"), beckon.get("ids") or [], n["acceptedAt"]))
     return out
 
 
-
 def error_lines(path):
     """The node's error-level log lines, by message (its restarts' too): informative."""
     counts = {}
-    with open(path, errors="replace") as lines:
-        for line in lines:
-            parts = line.split(" ", 3)
-            if len(parts) == 4 and parts[1] in ("error", "critical"):
-                text = parts[3].split("] ", 1)[-1].strip()
-                counts[text] = counts.get(text, 0) + 1
+    for line in log_errors(path):
+        parts = line.split(" ", 3)
+        if len(parts) == 4 and parts[1] in ("error", "critical"):
+            text = parts[3].split("] ", 1)[-1].strip()
+            counts[text] = counts.get(text, 0) + 1
     return counts
 
 
@@ -436,14 +94,14 @@ class Soak:
         self.failures, self.lines = [], []
         self.stop_load, self.stop_churn = threading.Event(), threading.Event()
         self.threads, self.churners, self.held = [], [], []
-        self.deployment = SoakDeployment(options.binary, work, SECRET, ADMIN, sqlite_path=self.database, extra_env={
+        self.deployment = Deployment(options.binary, work, SECRET, ADMIN, sqlite_path=self.database, extra_env={
             "BECKON_APPS_CHAT_DELIVERY_RECONNECT_WINDOW_SECONDS": str(RECONNECT_WINDOW),
             "BECKON_APPS_CHAT_DELIVERY_REPUSH_INITIAL_DELAY_SECONDS": str(REPUSH_DELAY),
             "BECKON_APPS_CHAT_DELIVERY_REPUSH_LIMIT": str(REPUSH_LIMIT),
             "BECKON_APPS_CHAT_DELIVERY_BACKGROUND_PUSHES_PER_HOUR": str(WAKES_PER_HOUR),
             "BECKON_DELIVERY_DEADLINE_LEASE_SECONDS": str(DEADLINE_LEASE),
         })
-        self.control = f"http://127.0.0.1:{self.deployment.control}"
+        self.emulator = self.deployment.emulator
         self.port, self.base = self.deployment.port(1), self.deployment.base(1)
 
     def say(self, text):
@@ -454,7 +112,7 @@ class Soak:
         self.failures.append(text)
 
     def rows(self, sql, args=()):
-        return database_rows(self.database, sql, args)
+        return store_rows(self.database, sql, args, timeout=10)
 
     def users(self, kind):
         return [user for user, device in self.devices.items() if device[3] == kind]
@@ -463,8 +121,7 @@ class Soak:
 
     def set_up(self):
         o = self.options
-        status, _ = request(self.control, "POST", "/faults", {"type": "response-delay", "milliseconds": EMULATOR_DELAY_MS})
-        assert status == 201, status
+        self.emulator.fault({"type": "response-delay", "milliseconds": EMULATOR_DELAY_MS})
         status, answer = request(self.base, "POST", "/v1/admin/apps/chat/keys", {}, ADMIN)
         assert status == 201, (status, answer)
         self.key = answer["key"]
@@ -491,9 +148,9 @@ class Soak:
         first killed; they never come back (until the final read). Nothing else is posted to them,
         so only the drop itself can make the server push them again (rule 5)."""
         for user in self.users("silent"):
-            session = Session(self.port, self.devices[user][2])
+            session = SyncSession(self.port, self.devices[user][2], timeout=5)
             session.send({"type": "hello", "version": 2, "cursor": 0})
-            assert session.receive(5)["type"] == "welcome"
+            assert session.poll(5)["type"] == "welcome"
             self.held.append((user, session))
         time.sleep(0.5)  # their `connected` planned and saved before the messages come
         for user, session in self.held:
@@ -507,7 +164,7 @@ class Soak:
                 self.ledger.posts[name] = record
             floor = 0
             while len(self.clients[user].seq_of) < 2:
-                frame = session.receive(5)
+                frame = session.poll(5)
                 assert frame, f"{user} got no message live"
                 if frame.get("type") == "message":
                     floor = self.clients[user].take(frame, floor)
@@ -605,7 +262,7 @@ class Soak:
         """Check 3: every decided push reached the emulator; every offline message is alerted
         as the docs say; a silent device's unacknowledged messages are pushed again."""
         outbox = self.rows("SELECT id, device_id, state, reason, payload, created_at, apns_reason FROM push_outbox")
-        got = {device: received(self.control, token) for device, token, _, _ in self.devices.values()}
+        got = {device: received(self.emulator, token) for device, token, _, _ in self.devices.values()}
         at_emulator = {device: [n[0] for n in pushes] for device, pushes in got.items()}
         missing, failed = [], []
         for push_id, device, state, reason, _, created_at, apns_reason in outbox:
@@ -693,7 +350,7 @@ class Soak:
         if self.kills:
             first = self.kills[0]["at"]
             def pushed_after(user):
-                return {mid for _, _, _, ids, accepted in received(self.control, self.devices[user][1])
+                return {mid for _, _, _, ids, accepted in received(self.emulator, self.devices[user][1])
                         if accepted / 1000 >= first for mid in ids}
             def all_pushed():
                 return all(set(self.ledger.acknowledged_for(u)) <= pushed_after(u) for u in self.users("silent"))

@@ -8,9 +8,11 @@ the sync protocol as an app woken by that push would, and shows the measured wak
 
 Exits 0 when the push arrived and the wake was measured, 1 otherwise. Loopback only.
 """
-import json, os, subprocess, sys, tempfile, time, urllib.request
+import os, subprocess, sys, tempfile, time, urllib.request
 
-from beckonlib import SyncSession, free_port, request, user_token as signed_user_token
+from beckonlib.httpjson import free_port, request, wait_until
+from beckonlib.node import Node
+from beckonlib.websocket import SyncSession
 
 SECRET = "demo-user-token-secret-0123456789abcdef"
 ADMIN = "demo-admin-token-0123456789abcdef01234567"
@@ -23,33 +25,22 @@ def main():
         subprocess.run(["swift", "build", "--product", "beckon"], check=True)
         binary = ".build/debug/beckon"
     work = tempfile.mkdtemp(prefix="beckon-demo.")
-    port, control = free_port(), free_port()
-    env = dict(os.environ,
-               BECKON_HTTP_PORT=str(port), BECKON_DATABASE_PATH=os.path.join(work, "beckon.sqlite"),
-               BECKON_ADMIN_TOKEN=ADMIN, BECKON_APPS_IDS="chat", BECKON_APPS_CHAT_BUNDLE_ID="com.example.chat",
-               BECKON_APPS_CHAT_TEAM_ID="TEAM123456", BECKON_APPS_CHAT_USER_TOKEN_SECRET=SECRET,
-               BECKON_APNS_EMULATOR_CONTROL_PORT=str(control))
-    log_path = os.path.join(work, "server.log")
-    server = subprocess.Popen([binary, "serve"], env=env, stdout=open(log_path, "wb"), stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    # No Apple key: the node starts its built-in emulator, whose control API shows the push. A
+    # BECKON_DATABASE_URL in the environment puts the store on PostgreSQL instead (scripts/test.sh).
+    server = Node(binary, work, secret=SECRET, admin=ADMIN, control=free_port(),
+                  database=os.path.join(work, "beckon.sqlite"))
+    log_path, base, port = server.log_path, server.base, server.port
     try:
-        for _ in range(200):
-            try:
-                if request(base, "GET", "/health")[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.05)
-        else:
+        try:
+            server.start(timeout=10)
+        except RuntimeError:
             sys.exit("demo: the server did not start")
         emulator_line = next(line for line in open(log_path) if "built-in APNs emulator" in line)
         print("1. beckon serve, no Apple key:", emulator_line.split(": ", 1)[1].strip())
 
         _, key = request(base, "POST", "/v1/admin/apps/chat/keys", {}, ADMIN)
-        status, registered = request(base, "POST", "/v1/devices", {
-            "deviceId": "alice-phone", "bundleId": "com.example.chat", "environment": "sandbox",
-            "tokens": {"remote": TOKEN}, "capabilities": {"backgroundModes": ["remote-notification"]},
-        }, signed_user_token(SECRET, "chat", "alice"))
-        assert status == 201, registered
+        registered = {"credential": server.register("alice", "alice-phone", token=TOKEN,
+                                                    capabilities={"backgroundModes": ["remote-notification"]})}
         print("2. alice's phone registered; it is offline (no sync session)")
 
         status, posted = request(base, "POST", "/v1/messages", {
@@ -58,13 +49,7 @@ def main():
         assert status == 202, posted
         print(f"3. the backend posted message {posted['id']}")
 
-        received = []
-        for _ in range(100):
-            status, answer = request(f"http://127.0.0.1:{control}", "GET", f"/devices/{TOKEN}/received")
-            received = answer["notifications"] if status == 200 else []
-            if received:
-                break
-            time.sleep(0.05)
+        received = wait_until(lambda: server.emulator.received(TOKEN), 5)
         if not received:
             sys.exit("demo: the emulator received no push")
         push = received[0]
@@ -101,8 +86,7 @@ def main():
             sys.exit(f"demo: series the Grafana dashboard queries are not exported: {absent}")
         print(f"7. every series of deploy/grafana-dashboard.json is exported (GET /metrics)")
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        server.stop()
 
 
 if __name__ == "__main__":

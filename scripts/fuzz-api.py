@@ -66,582 +66,44 @@ unless --phases names it), --phases runs some phases only;
 Requirements: Python >= 3.10 and schemathesis 4 (`python3 -m pip install 'schemathesis>=4.32,<5'`,
 which brings hypothesis, requests and PyYAML; written against schemathesis 4.32.5).
 """
-import argparse, collections, json, os, random, re, shutil, signal, subprocess, sys, tempfile, threading, time
-import urllib.parse
+import argparse, collections, os, random, re, shutil, sys, tempfile, time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from beckonlib import free_port, request, user_token  # noqa: E402
+from beckonlib.httpjson import free_port
+from beckonlib.node import NO_RATE_LIMITS, Node
 
 try:
-    import schemathesis
-    from schemathesis.core.parameters import ParameterLocation
-    from schemathesis.generation import GenerationMode
-    from schemathesis.generation.meta import TestPhase
+    from api_fuzz import checks
+    from api_fuzz.world import ADMIN, APP, SECRET, TEAM, World
 except ImportError:
     sys.exit("fuzz-api: needs schemathesis 4: python3 -m pip install 'schemathesis>=4.32,<5'")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCUMENT = os.path.join(ROOT, "openapi.yaml")
-# The team id is the one of the document's pn-param example, so that example registers.
-APP, BUNDLE, TEAM = "chat", "com.example.chat", "ABCDE12345"
-SECRET = "fuzz-user-token-secret-0123456789abcdef"
-ADMIN = "fuzz-admin-token-0123456789abcdef0123456789"
-USERS = ("fuzz-ana", "fuzz-ben")
 CHECKS = ["not_a_server_error", "status_code_conformance", "content_type_conformance",
           "response_schema_conformance", "response_headers_conformance", "error_form", "credential_accepted",
           "known_ids_found", "answers_match_requests", "integral_numbers_accepted", "ignored_auth",
           "stateful_links"]
-
-# What each error code means, by HTTP status (openapi.yaml, components.schemas.Error).
-CODES_BY_STATUS = {
-    400: {"malformed_json", "unknown_field", "invalid_field", "bad_request"},
-    401: {"unauthorized"},
-    403: {"forbidden"},
-    404: {"not_found"},
-    405: {"method_not_allowed"},
-    409: {"conflict", "idempotency_conflict", "device_owned_by_another_user"},
-    413: {"too_large"},
-    415: {"unsupported_media_type"},
-    426: {"upgrade_required"},
-    429: {"rate_limited"},
-    500: {"internal"},
-}
 
 
 def log(text):
     print(f"fuzz-api: {text}", flush=True)
 
 
-class World:
-    """What the run knows about the server's state: the credentials it holds and the ids the
-    cases created. Updated from every answer (`observe`), read before every request (`prepare`)."""
-
-    def __init__(self, base, seed):
-        self.base = base
-        self.lock = threading.RLock()
-        self.random = random.Random(seed)
-        self.tokens = {user: user_token(SECRET, APP, user, lifetime=86400) for user in USERS}
-        self.user_of_token = {token: user for user, token in self.tokens.items()}
-        self.unusable_users = set()  # recipients no device could be registered for
-        self.api_key = None
-        self.devices = {}       # device id -> (user id, credential), as registered now
-        self.every_device_credential = set()
-        self.setup_devices = {}  # user -> the device id registered for it before the run
-        self.messages = {}      # message id -> (recipient user ids, whether it may expire)
-        self.calls = []         # ids of messages of kind call
-        self.keys = []          # (app id, key id) of keys the cases created
-        self.extra_registrations = 0
-
-    # --- setup, outside schemathesis ---------------------------------------------------------
-
-    def setup(self):
-        status, key = request(self.base, "POST", f"/v1/admin/apps/{APP}/keys", {"name": "fuzz"}, ADMIN)
-        if status != 201:
-            raise RuntimeError(f"could not issue an API key: {status} {key}")
-        self.api_key = key["key"]
-        for user in USERS:
-            self.setup_devices[user] = self.register(user, f"fuzz-setup-{user}-{os.urandom(6).hex()}")
-
-    def register(self, user, device_id):
-        token = self.tokens.get(user) or user_token(SECRET, APP, user, lifetime=86400)
-        self.user_of_token[token] = user
-        status, answer = request(self.base, "POST", "/v1/devices", {
-            "deviceId": device_id, "bundleId": BUNDLE, "environment": "sandbox",
-            "tokens": {"remote": os.urandom(32).hex()}}, token)
-        if status != 201:
-            raise RuntimeError(f"could not register {device_id!r} for {user!r}: {status} {answer}")
-        self.remember_device(answer)
-        return device_id
-
-    def remember_device(self, registered):
-        device = registered["device"]
-        with self.lock:
-            self.devices[device["deviceId"]] = (device["userId"], registered["credential"])
-            self.every_device_credential.add(registered["credential"])
-
-    def device_of(self, user):
-        """A credential of a current device of `user`; the user's setup device, registered again
-        if a case deleted it or moved it to another user."""
-        with self.lock:
-            mine = [credential for owner, credential in self.devices.values() if owner == user]
-            if mine:
-                return self.random.choice(mine)
-            if user in self.unusable_users:
-                return None
-            setup = self.setup_devices.get(user)
-            if setup is None:
-                if self.extra_registrations >= 2000:
-                    return None
-                self.extra_registrations += 1
-                setup = f"fuzz-fetcher-{os.urandom(6).hex()}"
-            try:
-                self.register(user, setup)
-            except (RuntimeError, OSError, ValueError):
-                self.unusable_users.add(user)
-                return None
-            self.setup_devices[user] = setup
-            owner, credential = self.devices[setup]
-            if owner != user:  # The store did not keep the user id as given (a defect the checks report).
-                self.unusable_users.add(user)
-                return None
-            return credential
-
-    # --- credentials, per operation -----------------------------------------------------------
-
-    def credential_for(self, case):
-        """(security scheme, token) for this case, from the operation's `security`."""
-        requirements = case.operation.definition.raw.get("security") or []
-        schemes = [name for requirement in requirements for name in requirement]
-        if not schemes:
-            return None
-        with self.lock:
-            scheme = self.random.choice(schemes)
-        if scheme in ("adminToken", "adminBasic"):
-            # The status page also takes the admin token as Basic's password; the bearer form
-            # reaches it as well.
-            return "adminToken", ADMIN
-        if scheme == "apiKey":
-            return scheme, self.api_key
-        if scheme == "userToken":
-            with self.lock:
-                return scheme, self.tokens[self.random.choice(USERS)]
-        if scheme == "deviceCredential":
-            return scheme, self.device_of(USERS[0])
-        raise AssertionError(f"no credential for the security scheme {scheme}")
-
-    def kind_of(self, authorization):
-        """Which of our credentials an Authorization header carries (None: not one of ours)."""
-        if not authorization or not authorization.startswith("Bearer "):
-            return None
-        token = authorization[len("Bearer "):]
-        if token == ADMIN:
-            return "adminToken"
-        if token == self.api_key:
-            return "apiKey"
-        if token in self.tokens.values():
-            return "userToken"
-        with self.lock:
-            if token in self.every_device_credential:
-                return "deviceCredential"
-        return None
-
-    # --- before each request ------------------------------------------------------------------
-
-    def prepare(self, case):
-        """Before a request: points some positive path parameters at ids the run created (in the
-        coverage and fuzzing phases), makes some positive device bodies name the app's bundle and
-        team, and gives a device credential that fits the device or message named. Returns the
-        kind of our credential the case carries (None: not one of ours) and, when the request
-        names something that exists and the credential reaches it, why it must not be 403/404."""
-        label = case.operation.label
-        phase = case.meta.phase.name if case.meta else None
-        with self.lock:
-            if isinstance(case.path_parameters, dict) and case.path_parameters and \
-                    self.positive(case, ParameterLocation.PATH) and \
-                    phase in (TestPhase.EXAMPLES, TestPhase.COVERAGE, TestPhase.FUZZING) and self.random.random() < 0.5:
-                self.substitute(case.path_parameters)
-            path = sent_path_parameters(case, case.as_transport_kwargs().get("url", ""))
-            if label in ("POST /v1/devices", "PUT /v1/devices/{deviceId}") and isinstance(case.body, dict) and \
-                    self.positive(case, ParameterLocation.BODY) and self.random.random() < 0.5:
-                self.name_the_app(case.body)
-            if label == "POST /v1/messages" and isinstance(case.body, dict) and case.headers and \
-                    isinstance(case.headers.get("Idempotency-Key"), str) and "idempotencyKey" in case.body and \
-                    self.positive(case, ParameterLocation.BODY) and self.random.random() < 0.75:
-                # Both given, they must agree (a rule across header and body the document states in
-                # words); two independent random keys only ever reach the 400 that says so.
-                case.body["idempotencyKey"] = case.headers["Idempotency-Key"]
-            recipients = case.body.get("recipients") if label == "POST /v1/messages" and isinstance(case.body, dict) else None
-            if isinstance(recipients, dict) and isinstance(recipients.get("devices"), list) and recipients["devices"] and \
-                    self.devices and self.positive(case, ParameterLocation.BODY) and self.random.random() < 0.5:
-                # A device recipient must be a device of the app: name devices the run registered.
-                recipients["devices"] = [self.random.choice(sorted(self.devices)) for _ in recipients["devices"]]
-            if case.headers is None:
-                case.headers = {}
-            kind = self.kind_of(case.headers.get("Authorization"))
-            if kind == "deviceCredential":
-                credential = self.device_credential_for(path)
-                if credential:
-                    case.headers["Authorization"] = "Bearer " + credential
-            if str(case.method).upper() != str(case.operation.method).upper():
-                return kind, None  # A probe with a method the path does not serve.
-            return kind, self.expectation(label, path, kind, case.headers.get("Authorization", "")[7:])
-
-    @staticmethod
-    def positive(case, location):
-        component = case.meta.components.get(location) if case.meta else None
-        return component is None or component.mode == GenerationMode.POSITIVE
-
-    def substitute(self, path):
-        """Known ids in place of generated ones, percent-encoded as schemathesis keeps path
-        parameters once generated (a raw `#`, `?` or `/` would change the URL)."""
-        choice = self.random.choice
-        if "deviceId" in path and self.devices:
-            path["deviceId"] = segment(choice(sorted(self.devices)))
-        elif "messageId" in path and self.messages:
-            path["messageId"] = segment(choice(sorted(self.messages)))
-        elif "callId" in path and self.calls:
-            path["callId"] = segment(choice(self.calls))
-        elif "keyId" in path and self.keys:
-            app, key = choice(self.keys)
-            path["appId"], path["keyId"] = segment(app), segment(key)
-        elif "appId" in path:
-            path["appId"] = APP
-
-    @staticmethod
-    def name_the_app(body):
-        """The bundle id and the team id are the app's configuration, which the document cannot
-        state; random ones only ever reach the 400 that says so."""
-        if "bundleId" in body:
-            body["bundleId"] = BUNDLE
-        parameters = body.get("pushParameters")
-        if isinstance(parameters, dict) and isinstance(parameters.get("pn-param"), str) and "." in parameters["pn-param"]:
-            services = parameters["pn-param"].rsplit(".", 1)[1]
-            parameters["pn-param"] = f"{TEAM}.{BUNDLE}.{services}"
-
-    def device_credential_for(self, path):
-        """The credential of the device in the path, or of a recipient of the message in it (one
-        time in eight another device's, for the 403 and 404 answers); else a setup device's."""
-        other = self.random.random() < 0.125
-        device_id = path.get("deviceId")
-        if device_id in self.devices and not other:
-            return self.devices[device_id][1]
-        message_id = path.get("messageId")
-        if message_id in self.messages and not other:
-            recipients = self.messages[message_id][0]
-            if recipients:
-                return self.device_of(self.random.choice(recipients))
-        return self.device_of(self.random.choice(USERS))
-
-    def expectation(self, label, path, kind, token):
-        """Why this request must find what it names, or None when it may be 403/404."""
-        if kind is None:
-            return None
-        device_id = path.get("deviceId")
-        if label in ("PUT /v1/devices/{deviceId}", "DELETE /v1/devices/{deviceId}") and device_id in self.devices:
-            if kind == "deviceCredential" and self.devices[device_id][1] == token:
-                return f"device {device_id!r} is registered and this is its credential"
-            if kind == "apiKey":
-                return f"device {device_id!r} is registered in the key's app"
-        message_id = path.get("messageId")
-        if label == "GET /v1/messages/{messageId}" and message_id in self.messages and kind == "deviceCredential":
-            recipients, expires = self.messages[message_id]
-            owner = next((user for user, credential in self.devices.values() if credential == token), None)
-            if owner in recipients and not expires:
-                return f"message {message_id} was posted for {owner!r} and this is a credential of their device"
-        if label == "POST /v1/calls/{callId}/end" and path.get("callId") in self.calls:
-            return f"call {path['callId']} was posted with this app's key"
-        if label == "DELETE /v1/admin/apps/{appId}/keys/{keyId}" and (path.get("appId"), path.get("keyId")) in self.keys:
-            return f"key {path['keyId']} of app {path['appId']} was issued and not revoked"
-        if label == "POST /v1/admin/apps/{appId}/keys" and path.get("appId") == APP:
-            return f"app {APP} is configured"
-        return None
-
-    # --- after each answer --------------------------------------------------------------------
-
-    def observe(self, case, response):
-        label, status = case.operation.label, response.status_code
-        if str(case.method).upper() != str(case.operation.method).upper():
-            return
-        try:
-            body = json.loads(response.content) if response.content else None
-        except ValueError:
-            return
-        path = sent_path_parameters(case, response.request.url)
-        with self.lock:
-            if label == "POST /v1/devices" and status == 201 and isinstance(body, dict):
-                self.remember_device(body)
-            elif label == "DELETE /v1/devices/{deviceId}" and status == 204:
-                self.devices.pop(path.get("deviceId"), None)
-            elif label == "POST /v1/messages" and status in (200, 202) and isinstance(body, dict):
-                users = [position["userId"] for position in body.get("positions", [])]
-                sent = case.body if isinstance(case.body, dict) else {}
-                expires = sent.get("ttlSeconds") is not None or sent.get("expiresAt") is not None
-                if status == 202 or body["id"] not in self.messages:
-                    self.messages[body["id"]] = (users, expires)
-                if sent.get("kind") == "call" and body["id"] not in self.calls:
-                    self.calls.append(body["id"])
-            elif label == "POST /v1/admin/apps/{appId}/keys" and status == 201 and isinstance(body, dict):
-                self.keys.append((body["appId"], body["id"]))
-            elif label == "DELETE /v1/admin/apps/{appId}/keys/{keyId}" and status == 204:
-                key = (path.get("appId"), path.get("keyId"))
-                if key in self.keys:
-                    self.keys.remove(key)
-
-
-def segment(value):
-    """A path segment for `value`: every reserved character percent-encoded, and `.` and `..`
-    too, which a client would otherwise resolve away."""
-    return {".": "%2E", "..": "%2E%2E"}.get(value) or urllib.parse.quote(value, safe="")
-
-
-def sent_path_parameters(case, url):
-    """The path parameters as the server gets them, from the URL the request goes to (in stateful
-    sequences schemathesis keeps some of them percent-encoded in the case, others not)."""
-    template = case.operation.path.strip("/").split("/")
-    sent = urllib.parse.urlsplit(url).path.strip("/").split("/")[-len(template):]
-    if len(sent) != len(template):
-        return {}
-    return {part[1:-1]: urllib.parse.unquote(value, errors="surrogateescape")
-            for part, value in zip(template, sent) if part.startswith("{") and part.endswith("}")}
-
-
-class Tally:
-    """Per operation: cases, cases answered other than 401, 2xx, statuses, credential kinds."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.cases = collections.Counter()
-        self.reached = collections.Counter()
-        self.succeeded = collections.Counter()
-        self.statuses = collections.defaultdict(collections.Counter)
-        self.kinds = collections.defaultdict(collections.Counter)
-        self.phases = collections.defaultdict(collections.Counter)
-        self.errors = collections.defaultdict(collections.Counter)  # label -> "status code: message"
-        self.links = collections.defaultdict(collections.Counter)  # (from, status, to) -> statuses
-        self.failures = collections.defaultdict(collections.Counter)  # check -> label -> failed cases
-        self.journal = None  # a file: one JSON line per request, kept with the server's log
-
-    def record(self, entry):
-        if self.journal:
-            with self.lock:
-                self.journal.write(json.dumps(entry, ensure_ascii=False) + "\n")
-
-    def failed(self, check, label):
-        with self.lock:
-            self.failures[check][label] += 1
-
-    def link(self, parent, parent_status, child, status):
-        with self.lock:
-            self.links[(parent, parent_status, child)][status] += 1
-
-    def add(self, label, status, kind, body, phase):
-        with self.lock:
-            self.phases[label][phase] += 1
-            if status >= 400:
-                try:
-                    error = json.loads(body)["error"]
-                    text = f"{status} {error['code']}: {error['message']}"
-                except (ValueError, KeyError, TypeError):
-                    text = f"{status} {body[:80]!r}"
-                # Numbers and quoted or fuzzed values vary; the shape of the message is what counts.
-                self.errors[label][re.sub(r"\d+", "N", text)[:100]] += 1
-            self.cases[label] += 1
-            self.reached[label] += status != 401
-            self.succeeded[label] += 200 <= status < 300
-            self.statuses[label][status] += 1
-            self.kinds[label][kind or "none/other"] += 1
-
-
-UNDOCUMENTED = "(methods a path does not serve)"
-WORLD = None
-TALLY = Tally()
-SENT_WITH = {}  # case id -> (kind of our credential it was sent with, why it must not be 403/404)
-
-
-def counted(check):
-    """Counts the failing cases of one of our checks, per operation, for the summary."""
-    def wrapper(ctx, response, case):
-        try:
-            return check(ctx, response, case)
-        except AssertionError:
-            documented = str(case.method).upper() == str(case.operation.method).upper()
-            TALLY.failed(check.__name__, case.operation.label if documented else UNDOCUMENTED)
-            raise
-    wrapper.__name__, wrapper.__doc__ = check.__name__, check.__doc__
-    return wrapper
-
-
-def install_hooks():
-    @schemathesis.auth(refresh_interval=None, retry_on=[])
-    class Credentials:
-        def get(self, case, context):
-            return WORLD.credential_for(case)
-
-        def set(self, case, data, context):
-            if data and data[1]:
-                if case.headers is None:
-                    case.headers = {}
-                case.headers["Authorization"] = "Bearer " + data[1]
-
-    @schemathesis.hook
-    def before_call(context, case, kwargs):
-        SENT_WITH[case.id] = WORLD.prepare(case)
-
-    @schemathesis.hook
-    def after_call(context, case, response):
-        WORLD.observe(case, response)
-        documented = str(case.method).upper() == str(case.operation.method).upper()
-        kind, why = SENT_WITH.get(case.id, (None, None))
-        TALLY.record({"phase": case.meta.phase.name.value if case.meta else None, "case": case.id,
-                      "request": f"{response.request.method} {response.request.url}", "credential": kind,
-                      "path": sent_path_parameters(case, response.request.url),
-                      "expected": why, "body": response.request.body.decode(errors="replace")[:500]
-                      if isinstance(response.request.body, bytes) else response.request.body,
-                      "status": response.status_code, "answer": response.content[:300].decode(errors="replace")})
-        TALLY.add(case.operation.label if documented else UNDOCUMENTED, response.status_code, kind,
-                  response.content, case.meta.phase.name.value if case.meta else "other")
-
-    @schemathesis.check
-    @counted
-    def error_form(ctx, response, case):
-        """Every error is in the documented form (openapi.yaml, `Error`); the drop-ins answer in
-        their own protocol's (`x-error-form`), which the schema checks hold them to."""
-        status = response.status_code
-        if status < 400 or case.operation.definition.raw.get("x-error-form"):
-            return None
-        content_type = (response.headers.get("content-type") or [""])[0]
-        if content_type.split(";")[0].strip().lower() != "application/json":
-            raise AssertionError(f"a {status} answered with Content-Type {content_type!r}, not application/json")
-        try:
-            body = json.loads(response.content)
-        except ValueError:
-            raise AssertionError(f"a {status} whose body is not JSON: {response.content[:200]!r}")
-        if not isinstance(body, dict) or set(body) != {"error"} or not isinstance(body["error"], dict) \
-                or set(body["error"]) != {"code", "message"}:
-            raise AssertionError(f'a {status} whose body is not {{"error": {{"code", "message"}}}}: {body!r}')
-        code, message = body["error"]["code"], body["error"]["message"]
-        if code not in CODES_BY_STATUS.get(status, set()):
-            raise AssertionError(f"a {status} with the code {code!r}, which is not the code of a {status}")
-        if not isinstance(message, str) or not message.strip():
-            raise AssertionError(f"a {status} ({code}) without a message: {message!r}")
-        if code in ("invalid_field", "unknown_field") and not re.match(r"\A.*?: \S", message, re.S):
-            raise AssertionError(f"a 400 ({code}) whose message does not start with the field: {message!r}")
-        if status == 401:
-            challenge = (response.headers.get("www-authenticate") or [""])[0]
-            # Several challenges may be offered (the status page also offers Basic, RFC 9110 §11.6.1).
-            if not re.search(r"(^|,\s*)bearer\b", challenge.lower()):
-                raise AssertionError(f"a 401 without a Bearer WWW-Authenticate challenge: {challenge!r}")
-        if status == 429:
-            retry = (response.headers.get("retry-after") or [""])[0]
-            if not retry.isdigit() or int(retry) < 1:
-                raise AssertionError(f"a 429 without a Retry-After of whole seconds: {retry!r}")
-        return True
-
-    @schemathesis.check
-    @counted
-    def credential_accepted(ctx, response, case):
-        """A credential the run holds as valid for this operation is not answered 401."""
-        kind = SENT_WITH.get(case.id, (None,))[0]
-        if response.status_code == 401 and kind is not None:
-            raise AssertionError(f"a valid {kind} was answered 401: {response.content[:200]!r}")
-        return True
-
-    @schemathesis.check
-    def stateful_links(ctx, response, case):
-        """Never fails: records which step of a stateful sequence followed which, for the summary."""
-        if case.meta and case.meta.phase.name == TestPhase.STATEFUL:
-            try:
-                parent = ctx.internals.find_parent(case_id=case.id)
-                answer = parent and ctx.internals.find_response(case_id=parent.id)
-            except AttributeError:  # Internals of schemathesis 4.32; the summary can do without.
-                parent = answer = None
-            if parent is not None and answer is not None:
-                TALLY.link(parent.operation.label, answer.status_code, case.operation.label, response.status_code)
-        return True
-
-    @schemathesis.check
-    @counted
-    def answers_match_requests(ctx, response, case):
-        """A 2xx names what the request gave: the registered device id and the token's user, the
-        updated device, a message's recipients; a fetched message is one of the device's user."""
-        label, status = case.operation.label, response.status_code
-        if not 200 <= status < 300 or str(case.method).upper() != str(case.operation.method).upper():
-            return None
-        try:
-            body = json.loads(response.content)
-        except ValueError:
-            return None
-        sent = case.body if isinstance(case.body, dict) else {}
-        token = (case.headers or {}).get("Authorization", "")[len("Bearer "):]
-        path = sent_path_parameters(case, response.request.url)
-        if label == "POST /v1/devices":
-            device = body["device"]
-            if device["deviceId"] != sent.get("deviceId"):
-                raise AssertionError(f"registered device {sent.get('deviceId')!r}, the answer says {device['deviceId']!r}")
-            user = WORLD.user_of_token.get(token)
-            if user is not None and device["userId"] != user:
-                raise AssertionError(f"registered for user {user!r} (the token's sub), the answer says {device['userId']!r}")
-        elif label == "PUT /v1/devices/{deviceId}" and body.get("deviceId") != path.get("deviceId"):
-            raise AssertionError(f"updated device {path.get('deviceId')!r}, the answer says {body.get('deviceId')!r}")
-        elif label == "POST /v1/messages":
-            recipients = sent.get("recipients") if isinstance(sent.get("recipients"), dict) else {}
-            if recipients.get("users") and not recipients.get("devices"):
-                given, answered = set(recipients["users"]), {p["userId"] for p in body["positions"]}
-                if given != answered:
-                    raise AssertionError(f"posted for users {sorted(given)!r}, the answer has positions for {sorted(answered)!r}")
-        elif label == "GET /v1/messages/{messageId}":
-            with WORLD.lock:
-                owner = next((user for user, credential in WORLD.devices.values() if credential == token), None)
-                known = WORLD.messages.get(path.get("messageId"))
-            if owner is not None and body.get("userId") != owner:
-                raise AssertionError(f"a device of {owner!r} fetched a message of {body.get('userId')!r}")
-            if known is not None and body.get("userId") not in known[0]:
-                raise AssertionError(f"message {path.get('messageId')} was posted for {known[0]!r}, "
-                                     f"yet a device of {body.get('userId')!r} fetched it")
-        return True
-
-    @schemathesis.check
-    @counted
-    def integral_numbers_accepted(ctx, response, case):
-        """A JSON number with no fractional part, such as 45.0, is an integer for JSON Schema
-        (2020-12, section 6.1.1: "integer" matches any number with a zero fractional part), which
-        OpenAPI 3.1 uses: a field of `type: integer` must not refuse it as "not an integer"."""
-        if response.status_code != 400:
-            return None
-        try:
-            message = json.loads(response.content)["error"]["message"]
-        except (ValueError, KeyError, TypeError):
-            return None
-        if not isinstance(message, str) or not message.endswith(": must be an integer, not a number"):
-            return None
-        value = case.body
-        for key in message[:-len(": must be an integer, not a number")].split("."):
-            value = value.get(key) if isinstance(value, dict) else None
-        if isinstance(value, float) and value.is_integer():
-            raise AssertionError(f"{message!r} for {value!r}, an integer by the document's JSON Schema")
-        return True
-
-    @schemathesis.check
-    @counted
-    def known_ids_found(ctx, response, case):
-        """What the run created and still exists is found with a credential that reaches it."""
-        why = SENT_WITH.get(case.id, (None, None))[1]
-        if why and response.status_code in (403, 404):
-            raise AssertionError(f"{why}, yet the answer is {response.status_code}: {response.content[:200]!r}")
-        return True
-
-
 def start_server(binary, work):
-    port = free_port()
-    env = dict(os.environ,
-               BECKON_HTTP_HOST="127.0.0.1", BECKON_HTTP_PORT=str(port),
-               BECKON_DATABASE_PATH=os.path.join(work, "beckon.sqlite"), BECKON_ADMIN_TOKEN=ADMIN,
-               BECKON_APPS_IDS=APP, BECKON_APPS_CHAT_BUNDLE_ID=BUNDLE, BECKON_APPS_CHAT_TEAM_ID=TEAM,
-               BECKON_APPS_CHAT_USER_TOKEN_SECRET=SECRET,
-               # The drop-ins serve the app: gorush with its API key, Matrix for one app id.
-               BECKON_APPS_CHAT_GORUSH="key", BECKON_APPS_CHAT_MATRIX_APP_IDS="org.example.chat.ios",
-               # XEP-0357 registrations are served; the component's XMPP server is a closed
-               # port (it retries in the background; no publish is fuzzed here).
-               BECKON_XMPP_HOST="127.0.0.1", BECKON_XMPP_PORT=str(free_port()), BECKON_XMPP_APP=APP,
-               BECKON_XMPP_COMPONENT_JID="push.localhost", BECKON_XMPP_COMPONENT_SECRET="fuzz-component-secret-0123",
-               # Fuzzing, not rate limiting: a 429 would stand in for the answer under test.
-               BECKON_LIMITS_MESSAGES_PER_SECOND="0", BECKON_LIMITS_REGISTRATIONS_PER_MINUTE="0",
-               BECKON_LIMITS_SYNC_CONNECTS_PER_MINUTE="0")
-    log_file = open(os.path.join(work, "server.log"), "wb")
-    process = subprocess.Popen([binary, "serve"], env=env, stdout=log_file, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if request(base, "GET", "/health", timeout=1)[0] == 200:
-                return process, base
-        except OSError:
-            pass
-        if process.poll() is not None:
-            break
-        time.sleep(0.05)
-    process.kill()
-    sys.exit(f"fuzz-api: the server did not start (see {work}/server.log)")
+    server = Node(binary, work, secret=SECRET, admin=ADMIN, apps=(APP,), team=TEAM,
+                  database=os.path.join(work, "beckon.sqlite"), env=dict(
+                      NO_RATE_LIMITS, BECKON_HTTP_HOST="127.0.0.1",
+                      # The drop-ins serve the app: gorush with its API key, Matrix for one app id.
+                      BECKON_APPS_CHAT_GORUSH="key", BECKON_APPS_CHAT_MATRIX_APP_IDS="org.example.chat.ios",
+                      # XEP-0357 registrations are served; the component's XMPP server is a closed
+                      # port (it retries in the background; no publish is fuzzed here).
+                      BECKON_XMPP_HOST="127.0.0.1", BECKON_XMPP_PORT=str(free_port()), BECKON_XMPP_APP=APP,
+                      BECKON_XMPP_COMPONENT_JID="push.localhost", BECKON_XMPP_COMPONENT_SECRET="fuzz-component-secret-0123"))
+    try:
+        server.start()
+    except RuntimeError:
+        sys.exit(f"fuzz-api: the server did not start (see {work}/server.log)")
+    return server
 
 
 def run_schemathesis(base, seed, per_operation, phases, report, extra, checks):
@@ -675,7 +137,6 @@ def run_schemathesis(base, seed, per_operation, phases, report, extra, checks):
 
 
 def main():
-    global WORLD
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("binary")
     parser.add_argument("--cases", type=int, default=1200, help="least number of requests in all (default 1200)")
@@ -701,13 +162,15 @@ def main():
     started = time.time()
 
     work = tempfile.mkdtemp(prefix="beckon-fuzz.")
-    server, base = start_server(binary, work)
+    server = start_server(binary, work)
+    base = server.base
     log(f"beckon serve on {base}, database and log in {work}; seed {seed}")
-    WORLD = World(base, seed)
+    checks.WORLD = WORLD = World(base, seed)
+    TALLY = checks.TALLY
     TALLY.journal = open(os.path.join(work, "requests.jsonl"), "w")
     try:
         WORLD.setup()
-        install_hooks()
+        checks.install_hooks()
         codes, rounds = [], 0
         while sum(TALLY.cases.values()) < args.cases and rounds < args.max_rounds:
             phases = args.phases or ("examples,coverage,fuzzing,stateful" if rounds == 0 else "fuzzing,stateful")
@@ -720,16 +183,11 @@ def main():
                                           [option for name in args.only for option in ("--include-operation-id", name)],
                                           CHECKS + args.also_check))
             rounds += 1
-            if server.poll() is not None:
+            if not server.alive():
                 break
     finally:
-        alive = server.poll() is None
-        if alive:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
+        alive = server.alive()
+        server.stop()
     elapsed = time.time() - started
 
     operations = sorted(TALLY.cases, key=lambda label: (label.split(" ", 1)[1], label))
@@ -776,7 +234,7 @@ def main():
                         f"with a newline was written as it came, e.g. {broken[0]}")
     if not alive:
         problems.append(f"the server exited during the run (code {server.returncode}; see {work}/server.log)")
-    unreached = [label for label in operations if TALLY.reached[label] == 0 and label != UNDOCUMENTED]
+    unreached = [label for label in operations if TALLY.reached[label] == 0 and label != checks.UNDOCUMENTED]
     documented = document_operations()
     if not args.only:
         unreached += sorted(documented - set(operations))

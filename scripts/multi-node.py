@@ -25,119 +25,41 @@
 Needs BECKON_TEST_POSTGRES_URL (scripts/postgres.sh start prints one) and psql and openssl.
 Creates and drops its own database. Exits 0 when everything holds, 1 otherwise. Loopback only.
 """
-import argparse, base64, json, os, random, re, select, signal, socket, subprocess, sys, tempfile, threading, time, urllib.parse
+import argparse, os, random, subprocess, sys, tempfile, threading, time
 
-from beckonlib import SyncSession, free_port, request, user_token as signed_user_token
+from beckonlib.httpjson import request, user_token as signed_user_token, wait_until as wait_for
+from beckonlib.node import Deployment
+from beckonlib.postgres import psql, with_database
+from beckonlib.report import Checks
+from beckonlib.websocket import SyncSession
 
 SECRET = "multi-node-secret-0123456789abcdef0123"
 ADMIN = "multi-node-admin-0123456789abcdef012345"
-KEY_ID, TEAM = "MULTINODE1", "TEAM123456"
-failures = []
-
-
-def check(condition, what):
-    print(("ok   " if condition else "FAIL ") + what, flush=True)
-    if not condition:
-        failures.append(what)
+CHECKS = Checks("multi-node")
+check = CHECKS.check
 
 
 def token(n):
     return f"{n:064x}"
 
 
-def psql(url, sql):
-    return subprocess.run(["psql", url, "-Atq", "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
+class Cluster(Deployment):
+    """Three nodes on one database behind one emulator, with short windows so the checks finish
+    in seconds (docs/cluster.md explains each)."""
 
-
-def wait_for(predicate, seconds, step=0.05):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    return predicate()
-
-
-class Cluster:
     def __init__(self, binary, work, database_url):
-        self.binary, self.work, self.url = binary, work, database_url
-        key = os.path.join(work, "key.p8")
-        subprocess.run(f"openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out {key}",
-                       shell=True, check=True)
-        self.apns_port, self.control = free_port(), free_port()
-        self.emulator = subprocess.Popen(
-            [binary, "apns-emulator", "--listen", f"127.0.0.1:{self.apns_port}", "--control", f"127.0.0.1:{self.control}",
-             "--auth-key", f"{KEY_ID}:{TEAM}:{key}", "--auto-register", "--state-dir", work],
-            stdout=open(os.path.join(work, "emulator.log"), "wb"), stderr=subprocess.STDOUT)
-        wait_for(lambda: self.emulator_get("/health")[0] == 200, 20)
-        self.env = dict(os.environ,
-                        BECKON_DATABASE_URL=database_url, BECKON_ADMIN_TOKEN=ADMIN, BECKON_APPS_IDS="chat",
-                        BECKON_APPS_CHAT_BUNDLE_ID="com.example.chat", BECKON_APPS_CHAT_TEAM_ID=TEAM,
-                        BECKON_APPS_CHAT_USER_TOKEN_SECRET=SECRET, BECKON_APPS_CHAT_APNS_KEY_PATH=key,
-                        BECKON_APPS_CHAT_APNS_KEY_ID=KEY_ID, BECKON_APPS_CHAT_APNS_HOST="127.0.0.1",
-                        BECKON_APPS_CHAT_APNS_PORT=str(self.apns_port),
-                        BECKON_APPS_CHAT_APNS_CA_FILE=os.path.join(work, "ca.pem"),
-                        # Short windows, so the checks finish in seconds (docs/cluster.md explains each).
-                        BECKON_APPS_CHAT_DELIVERY_RECONNECT_WINDOW_SECONDS="5",
-                        BECKON_APPS_CHAT_DELIVERY_REPUSH_INITIAL_DELAY_SECONDS="1",
-                        BECKON_DELIVERY_CLAIM_LEASE_SECONDS="4", BECKON_DELIVERY_DEADLINE_LEASE_SECONDS="4",
-                        BECKON_CLUSTER_HEARTBEAT_SECONDS="1", BECKON_CLUSTER_NODE_TIMEOUT_SECONDS="3",
-                        BECKON_CLUSTER_POLL_SECONDS="1", BECKON_LIMITS_MESSAGES_PER_SECOND="0",
-                        BECKON_LIMITS_REGISTRATIONS_PER_MINUTE="0", BECKON_LIMITS_SYNC_CONNECTS_PER_MINUTE="0")
-        self.nodes = {}
-        for n in (1, 2, 3):
-            self.start(n)
-
-    def start(self, n, log=None):
-        port = free_port()
-        process = subprocess.Popen([self.binary, "serve"], env=dict(self.env, BECKON_HTTP_PORT=str(port)),
-                                   stdout=open(os.path.join(self.work, log or f"node{n}.log"), "wb"),
-                                   stderr=subprocess.STDOUT)
-        self.nodes[n] = (process, port)
-        if not wait_for(lambda: self.healthy(n), 30):
-            sys.exit(f"multi-node: node {n} did not start (see {self.work}/node{n}.log)")
-
-    def healthy(self, n):
-        try:
-            return request(self.base(n), "GET", "/health")[0] == 200
-        except OSError:
-            return False
-
-    def base(self, n):
-        return f"http://127.0.0.1:{self.nodes[n][1]}"
-
-    def port(self, n):
-        return self.nodes[n][1]
-
-    def kill(self, n):
-        self.nodes[n][0].send_signal(signal.SIGKILL)
-        self.nodes[n][0].wait()
-
-    def alive(self):
-        return [n for n, (process, _) in self.nodes.items() if process.poll() is None]
-
-    def emulator_get(self, path):
-        try:
-            return request(f"http://127.0.0.1:{self.control}", "GET", path)
-        except OSError:
-            return (0, None)
+        super().__init__(binary, work, SECRET, ADMIN, nodes=3, database_url=database_url, key_id="MULTINODE1", extra_env={
+            "BECKON_APPS_CHAT_DELIVERY_RECONNECT_WINDOW_SECONDS": "5",
+            "BECKON_APPS_CHAT_DELIVERY_REPUSH_INITIAL_DELAY_SECONDS": "1",
+            "BECKON_DELIVERY_CLAIM_LEASE_SECONDS": "4", "BECKON_DELIVERY_DEADLINE_LEASE_SECONDS": "4",
+            "BECKON_CLUSTER_HEARTBEAT_SECONDS": "1", "BECKON_CLUSTER_NODE_TIMEOUT_SECONDS": "3",
+            "BECKON_CLUSTER_POLL_SECONDS": "1"})
 
     def received(self, device_token):
-        status, answer = self.emulator_get(f"/devices/{device_token}/received")
-        return answer["notifications"] if status == 200 else []
-
-    def stop(self):
-        for process, _ in self.nodes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process, _ in self.nodes.values():
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        self.emulator.terminate()
-        self.emulator.wait()
+        try:
+            return self.emulator.received(device_token)
+        except (OSError, RuntimeError):
+            return []
 
 
 def register(cluster, node, user, device, n, wakeable=True):
@@ -241,8 +163,9 @@ class Mover(threading.Thread):
     def drain(self, session):
         """Takes what comes within 0.1 s; raises when the session ends. (A frame is read whole,
         never cut by a timeout.)"""
-        if select.select([session.sock], [], [], 0.1)[0]:
-            self.take(session, session.receive())
+        frame = session.poll(0.1)
+        if frame is not None:
+            self.take(session, frame)
 
     def finish(self, session):
         """Reads the session to its close frame (taking what crossed it), then drops the socket."""
@@ -397,7 +320,7 @@ def main():
         sys.exit("multi-node: set BECKON_TEST_POSTGRES_URL (scripts/postgres.sh start)")
     name = f"beckon_multinode_{random.randrange(1 << 32):08x}"
     psql(base_url, f"CREATE DATABASE {name}")
-    database_url = urllib.parse.urlunparse(urllib.parse.urlparse(base_url)._replace(path="/" + name))
+    database_url = with_database(base_url, name)
     work = tempfile.mkdtemp(prefix="beckon-multi-node.")
     cluster = None
     try:
@@ -567,16 +490,13 @@ def main():
         if cluster:
             cluster.stop()
         try:
-            if failures and os.environ.get("MULTI_NODE_KEEP_DATABASE"):
+            if CHECKS.failures and os.environ.get("MULTI_NODE_KEEP_DATABASE"):
                 print(f"multi-node: database {name} kept")
             else:
                 psql(base_url, f"DROP DATABASE {name} WITH (FORCE)")
         except subprocess.CalledProcessError:
             pass
-    if failures:
-        print(f"multi-node: {len(failures)} check(s) failed; logs in {work}")
-        sys.exit(1)
-    print("multi-node: all checks passed")
+    CHECKS.finish(f"logs in {work}" if CHECKS.failures else "")
 
 
 if __name__ == "__main__":

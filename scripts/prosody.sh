@@ -13,7 +13,7 @@
 #   BECKON_PROSODY_COMPONENT_JID=push.localhost BECKON_PROSODY_COMPONENT_SECRET=<40 hex digits>
 #   BECKON_PROSODY_DIR=/tmp/beckon-prosody BECKON_PROSODY_PID=12345
 # so `eval "$(scripts/prosody.sh start)"` (add `export` if children need them) or split on
-# spaces and `=` (scripts/xmpplib.py: prosody_start()).
+# spaces and `=` (scripts/beckonlib/xmpp.py: prosody_start()).
 #
 # BECKON_PROSODY_DIR (default /tmp/beckon-prosody) holds the config, data and log (prosody.log).
 # BECKON_PROSODY_PUSH_BODY=1 makes mod_cloud_notify put the real body and sender in the summary

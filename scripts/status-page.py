@@ -11,11 +11,12 @@ shows against what was done, and saves a full-page screenshot.
 The screenshot goes to artifacts/status-page.png (the README's is docs/status-page.png, made with
 `--screenshot docs/status-page.png`). Needs the Debian package `chromium`. Loopback only.
 """
-import argparse, base64, os, random, socket, subprocess, sys, tempfile, time, urllib.error, urllib.request
+import argparse, base64, os, random, socket, sys, tempfile, time, urllib.error, urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import chromium  # noqa: E402
-from beckonlib import SyncSession, free_port, request, user_token, wait_until  # noqa: E402
+from beckonlib import chromium
+from beckonlib.httpjson import free_port, request, wait_until
+from beckonlib.node import Node
+from beckonlib.websocket import SyncSession
 
 SECRET = "status-page-user-token-secret-0123456789ab"
 ADMIN = "status-page-admin-token-0123456789abcdef012"
@@ -67,36 +68,30 @@ def main():
     args = parser.parse_args()
     random.seed(7)
     work = tempfile.mkdtemp(prefix="beckon-status-page.")
-    port, control = free_port(), free_port()
-    env = dict(os.environ, BECKON_HTTP_PORT=str(port), BECKON_DATABASE_PATH=os.path.join(work, "beckon.sqlite"),
-               BECKON_ADMIN_TOKEN=ADMIN, BECKON_APPS_IDS=",".join(APPS), BECKON_APNS_EMULATOR_CONTROL_PORT=str(control),
-               BECKON_LIMITS_REGISTRATIONS_PER_MINUTE="0", BECKON_LIMITS_SYNC_CONNECTS_PER_MINUTE="0")
-    for app, (bundle, strategy) in APPS.items():
+    env = {"BECKON_LIMITS_REGISTRATIONS_PER_MINUTE": "0", "BECKON_LIMITS_SYNC_CONNECTS_PER_MINUTE": "0"}
+    for app, (_, strategy) in APPS.items():
         prefix = f"BECKON_APPS_{app.upper()}_"
-        env.update({prefix + "BUNDLE_ID": bundle, prefix + "TEAM_ID": "TEAM123456", prefix + "USER_TOKEN_SECRET": SECRET,
-                    prefix + "DELIVERY_STRATEGY": strategy, prefix + "DELIVERY_RECONNECT_WINDOW_SECONDS": str(WINDOW),
+        env.update({prefix + "DELIVERY_STRATEGY": strategy, prefix + "DELIVERY_RECONNECT_WINDOW_SECONDS": str(WINDOW),
                     # Every round may wake every device: the page should show a curve, not iOS's budget.
                     prefix + "DELIVERY_BACKGROUND_PUSHES_PER_HOUR": "1000"})
-    log = os.path.join(work, "server.log")
-    server = subprocess.Popen([args.binary, "serve"], env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
-    base, emulator = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{control}"
+    server = Node(args.binary, work, secret=SECRET, admin=ADMIN, apps=list(APPS), env=env, control=free_port(),
+                  database=os.path.join(work, "beckon.sqlite"))
+    base, port, emulator = server.base, server.port, server.emulator
     live = []
     try:
-        if not wait_until(lambda: _healthy(base), 60):
-            fail(f"the server did not start (see {log})")
+        try:
+            server.start()
+        except RuntimeError as error:
+            fail(str(error))
         started = time.time()
         keys, devices = {}, {}
-        for app, (bundle, _) in APPS.items():
+        for app in APPS:
             keys[app] = request(base, "POST", f"/v1/admin/apps/{app}/keys", {}, ADMIN)[1]["key"]
             for n in range(DEVICES_PER_APP + (LIVE if app == "chat" else 0)):
                 user = f"{app[0]}{n}"
-                status, body = request(base, "POST", "/v1/devices", {
-                    "deviceId": f"{user}-phone", "bundleId": bundle, "environment": "sandbox",
-                    "tokens": {"remote": token(app, n)}, "capabilities": {"backgroundModes": ["remote-notification"]},
-                }, user_token(SECRET, app, user))
-                if status != 201:
-                    fail(f"registering {user}: {status} {body}")
-                devices[(app, n)] = dict(body, user=user)
+                credential = server.register(user, f"{user}-phone", app=app, token=token(app, n),
+                                             capabilities={"backgroundModes": ["remote-notification"]})
+                devices[(app, n)] = dict(credential=credential, user=user)
         # The last LIVE chat devices stay connected from here on.
         for n in range(DEVICES_PER_APP, DEVICES_PER_APP + LIVE):
             session = SyncSession(port, devices[("chat", n)]["credential"])
@@ -118,9 +113,9 @@ def main():
                 posted += 1
             if round_number == 0:
                 # After the first push reached them, Apple refuses these tokens from now on.
-                wait_until(lambda: all(_received(emulator, token("chat", n)) for n in range(REFUSED)), 20)
+                wait_until(lambda: all(emulator.received(token("chat", n)) for n in range(REFUSED)), 20)
                 for n in range(REFUSED):
-                    request(emulator, "POST", f"/devices/{token('chat', n)}/unregister")
+                    emulator.unregister(token("chat", n))
             time.sleep(0.5)
             # Some apps come back after the push, sooner or later; the others stay away. Later
             # rounds come back less often, so the curve moves.
@@ -160,8 +155,7 @@ def main():
     finally:
         for session in live:
             session.close()
-        server.terminate()
-        server.wait(timeout=30)
+        server.stop()
 
 
 # What the page shows, read from its DOM in the browser.
@@ -211,18 +205,6 @@ def check(facts, registered):
         problems.append(f"chat: wake success {chat.get('wakeSuccess')!r}, expected between 0 and 100 % (some came back, some not)")
     if problems:
         fail("; ".join(problems))
-
-
-def _healthy(base):
-    try:
-        return request(base, "GET", "/health")[0] == 200
-    except OSError:
-        return False
-
-
-def _received(emulator, device_token):
-    status, body = request(emulator, "GET", f"/devices/{device_token}/received")
-    return status == 200 and bool(body["notifications"])
 
 
 if __name__ == "__main__":

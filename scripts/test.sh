@@ -34,13 +34,21 @@ python3 scripts/crash-soak.py "$BECKON"
 # storm, memory flat, and SIGTERM within shutdown.grace-seconds with sends hung.
 python3 scripts/apns-fault-soak.py "$BECKON"
 # Hostile WebSocket input on sync sessions while well-behaved ones carry on (100,000 frames;
-# --frames 1000000 is the long version).
-python3 scripts/fuzz-sync.py "$BECKON"
+# --frames 1000000 is the long version); beside it, each on a server of its own, the ping timeout
+# and the memory of a client that sends pings and never reads (--mib 64 is the long version).
+python3 scripts/sync-ping-timeout.py "$BECKON" & PING_TIMEOUT=$!
+python3 scripts/sync-unread-pings.py "$BECKON" & UNREAD_PINGS=$!
+python3 scripts/sync-hostile-input.py "$BECKON"
+wait "$PING_TIMEOUT"
+wait "$UNREAD_PINGS"
 # schemathesis against openapi.yaml, each operation with the credential it names (about 1,400
 # cases; --cases 10000 is the long version).
 python3 scripts/fuzz-api.py "$BECKON"
-# Overload and resource faults, small scale (--scale full is the long version).
-python3 scripts/overload.py "$BECKON"
+# Overload and resource faults, small scale (--scale full is the long version), each case on
+# servers of its own.
+for case in descriptors slowloris connections reconnect-storm post-flood storage; do
+    python3 "scripts/overload-$case.py" "$BECKON"
+done
 python3 scripts/demo.py "$BECKON"
 # The operator's status page in headless Chromium, over the data of a real run (the driver is
 # self-tested first); the screenshot lands in artifacts/.

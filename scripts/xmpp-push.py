@@ -17,12 +17,12 @@ external component (XEP-0114) with the built-in APNs emulator, and two XMPP clie
 
 Needs Debian's prosody and prosody-modules. Loopback only. Exits 1 with the reason on a failure.
 """
-import json, os, subprocess, sys, tempfile, time
+import json, os, sys, tempfile, time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import xmpplib  # noqa: E402
-from beckonlib import free_port, request, wait_until  # noqa: E402
-from xmpplib import Client  # noqa: E402
+from beckonlib import xmpp
+from beckonlib.httpjson import free_port, request, wait_until
+from beckonlib.node import Node, store_rows
+from beckonlib.xmpp import Client
 
 os.environ.setdefault("BECKON_PROSODY_DIR", f"/tmp/beckon-prosody-push-{os.getpid()}")
 TOKEN = "7c" * 32
@@ -35,45 +35,33 @@ def fail(message):
     raise SystemExit(f"xmpp-push: FAIL: {message}")
 
 
-def healthy(base):
-    try:
-        return request(base, "GET", "/health")[0] == 200
-    except OSError:
-        return False
-
-
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
     binary = sys.argv[1]
     started = time.monotonic()
-    facts = xmpplib.prosody_start(BECKON_PROSODY_PUSH_MAX_ERRORS="3")
+    facts = xmpp.prosody_start(BECKON_PROSODY_PUSH_MAX_ERRORS="3")
     server = None
     work = tempfile.mkdtemp(prefix="beckon-xmpp-push.")
     try:
         for user in ("alice", "bob", "carol"):
-            xmpplib.prosody_adduser(user, "pw-" + user)
-        port, control = free_port(), free_port()
-        env = dict(os.environ, BECKON_HTTP_PORT=str(port), BECKON_DATABASE_PATH=os.path.join(work, "beckon.sqlite"),
-                   BECKON_APPS_IDS="chat", BECKON_APPS_CHAT_BUNDLE_ID="com.example.chat",
-                   BECKON_APPS_CHAT_TEAM_ID="TEAM123456",
-                   BECKON_APPS_CHAT_USER_TOKEN_SECRET="xmpp-push-user-token-secret-0123456789",
-                   # Monal's model: a high-priority alert its extension may suppress (seed 004).
-                   BECKON_APPS_CHAT_DELIVERY_STRATEGY="filtering",
-                   BECKON_APNS_EMULATOR_CONTROL_PORT=str(control),
-                   BECKON_XMPP_HOST="127.0.0.1", BECKON_XMPP_PORT=facts["BECKON_PROSODY_COMPONENT_PORT"],
-                   BECKON_XMPP_COMPONENT_JID=facts["BECKON_PROSODY_COMPONENT_JID"],
-                   BECKON_XMPP_COMPONENT_SECRET=facts["BECKON_PROSODY_COMPONENT_SECRET"],
-                   BECKON_XMPP_APP="chat", BECKON_XMPP_OPEN_REGISTRATION="true",
-                   # Beckon's answers to refused publishes are logged at debug: the checks read them.
-                   BECKON_LOG_LEVEL=os.environ.get("BECKON_LOG_LEVEL", "debug"))
-        log = os.path.join(work, "server.log")
-        server = subprocess.Popen([binary, "serve"], env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
-        base, emulator = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{control}"
+            xmpp.prosody_adduser(user, "pw-" + user)
+        server = Node(binary, work, secret="xmpp-push-user-token-secret-0123456789", control=free_port(),
+                      database=os.path.join(work, "beckon.sqlite"), env={
+                          # Monal's model: a high-priority alert its extension may suppress (seed 004).
+                          "BECKON_APPS_CHAT_DELIVERY_STRATEGY": "filtering",
+                          "BECKON_XMPP_HOST": "127.0.0.1", "BECKON_XMPP_PORT": facts["BECKON_PROSODY_COMPONENT_PORT"],
+                          "BECKON_XMPP_COMPONENT_JID": facts["BECKON_PROSODY_COMPONENT_JID"],
+                          "BECKON_XMPP_COMPONENT_SECRET": facts["BECKON_PROSODY_COMPONENT_SECRET"],
+                          "BECKON_XMPP_APP": "chat", "BECKON_XMPP_OPEN_REGISTRATION": "true",
+                          # Beckon's answers to refused publishes are logged at debug: the checks read them.
+                          "BECKON_LOG_LEVEL": os.environ.get("BECKON_LOG_LEVEL", "debug")})
+        server.start(wait=False)
+        log, base, emulator = server.log_path, server.base, server.emulator
         if not wait_until(lambda: "connected to the XMPP server as a component" in open(log).read(), 60):
             fail(f"beckon did not connect to Prosody as a component (see {log})")
         # The component may connect before the HTTP listener is up (they start side by side).
-        if not wait_until(lambda: healthy(base), 60):
+        if not wait_until(server.healthy, 60):
             fail(f"beckon's HTTP listener did not come up (see {log})")
         print("1. beckon serve is connected to Prosody as", facts["BECKON_PROSODY_COMPONENT_JID"])
 
@@ -105,7 +93,7 @@ def main():
         carol.close()
         alice.send_message(f"carol@{facts['BECKON_PROSODY_HOST']}", "hello carol")
         time.sleep(2)
-        if received(emulator, OTHER):
+        if emulator.received(OTHER):
             fail("a publish with a wrong secret was pushed")
         if "an XEP-0357 publish with a wrong secret" not in open(log).read():
             fail("Beckon did not refuse the publish with the wrong secret (its log says nothing of it)")
@@ -114,7 +102,7 @@ def main():
         # Apple refuses bob's token from now on: the next push gets 410 and Beckon drops it; the
         # publishes after that are answered item-not-found until Prosody disables the registration
         # (3 errors with BECKON_PROSODY_PUSH_MAX_ERRORS=3).
-        request(emulator, "POST", f"/devices/{TOKEN}/unregister")
+        emulator.unregister(TOKEN)
         alice.send_message(f"bob@{facts['BECKON_PROSODY_HOST']}", "third")
         if not wait_until(lambda: device_token_gone(base, registration["node"], work), 20):
             fail("the token Apple refused was not dropped")
@@ -131,31 +119,20 @@ def main():
         print(f"xmpp-push: PASS in {time.monotonic() - started:.1f} s")
     finally:
         if server is not None:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-        xmpplib.prosody_stop()
-
-
-def received(emulator, token):
-    status, body = request(emulator, "GET", f"/devices/{token}/received")
-    return body["notifications"] if status == 200 else []
+            server.stop()
+        xmpp.prosody_stop()
 
 
 def wait_for_pushes(emulator, token, count):
-    if not wait_until(lambda: len(received(emulator, token)) >= count, 20):
-        fail(f"{count} pushes expected at the emulator for the token, got {len(received(emulator, token))}")
-    return received(emulator, token)
+    if not wait_until(lambda: len(emulator.received(token)) >= count, 20):
+        fail(f"{count} pushes expected at the emulator for the token, got {len(emulator.received(token))}")
+    return emulator.received(token)
 
 
 def device_token_gone(base, node, work):
     # The store is SQLite in `work`: the device's token column is what rule 8 clears.
-    import sqlite3
-    with sqlite3.connect(f"file:{os.path.join(work, 'beckon.sqlite')}?mode=ro", uri=True) as db:
-        row = db.execute("SELECT push_token IS NULL FROM device WHERE id = ?", (node,)).fetchone()
-    return row == (1,)
+    rows = store_rows(os.path.join(work, "beckon.sqlite"), "SELECT push_token IS NULL FROM device WHERE id = ?", (node,))
+    return rows[:1] == [(1,)]
 
 
 if __name__ == "__main__":

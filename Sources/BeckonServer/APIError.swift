@@ -100,7 +100,7 @@ extension APIError: HTTPResponseError {
                 message: (error as? HTTPError)?.body ?? error.status.reasonPhrase)
         case let error where StoreUnavailable.matches(error):
             // Passes by itself (a lock, a full disk, no descriptor left): nothing of the request
-            // was stored, and the client may retry (scripts/overload.py found these answered 500).
+            // was stored, and the client may retry (scripts/overload-storage.py found these answered 500).
             logger.warning("the store is unavailable", metadata: ["error": "\(String(reflecting: error))"])
             self.init(
                 status: .serviceUnavailable, code: .unavailable,

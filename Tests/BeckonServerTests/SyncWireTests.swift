@@ -2,7 +2,7 @@
 import NIOCore
 import Testing
 
-/// The WebSocket wire of a sync session against hostile bytes (issue 15; scripts/fuzz-sync.py is
+/// The WebSocket wire of a sync session against hostile bytes (issue 15; scripts/sync-hostile-input.py is
 /// the long version): one close frame a session, whatever follows the first violation, and a
 /// client's close code echoed only if an endpoint may send it.
 @Suite struct SyncWireTests {

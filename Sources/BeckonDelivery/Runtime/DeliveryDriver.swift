@@ -220,7 +220,7 @@ final class DeliveryDriver: Service, Sendable {
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
             } catch where StoreUnavailable.matches(error) && unavailable < Self.unavailableAttempts {
                 // Locked, full, out of reach: nothing was saved, so the batch is planned again from
-                // the store once it answers (found by scripts/overload.py: batches dropped here
+                // the store once it answers (found by scripts/overload-storage.py: batches dropped here
                 // were never pushed). Backoff 0.1 s doubling to 5 s: about two minutes in all.
                 unavailable += 1
                 attempt -= 1

@@ -3,7 +3,7 @@
 HTTP status, evaluates a JavaScript expression in it, saves a PNG screenshot, and collects the
 page's console errors and uncaught exceptions.
 
-    scripts/chromium.py URL [--header 'Authorization: Bearer X'] [--eval 'JS expression']
+    scripts/beckonlib/chromium.py URL [--header 'Authorization: Bearer X'] [--eval 'JS expression']
         [--screenshot out.png] [--width 1280] [--height 800] [--full-page]
         [--wait-for 'CSS selector'] [--timeout 30] [--expect-status 200]
         [--fail-on-console-error]
@@ -14,7 +14,7 @@ stderr; exits 1 on any failure (status, timeout, exception in the expression, co
 
 As a library (see load() and Browser): from another script in scripts/,
 
-    import chromium
+    from beckonlib import chromium
     result = chromium.load(url, headers={"Authorization": "Bearer " + token},
                            expression="document.querySelectorAll('tr').length",
                            screenshot="status.png", full_page=True)

@@ -31,7 +31,7 @@ NS_PUSH = "urn:xmpp:push:0"
 NS_PUBSUB = "http://jabber.org/protocol/pubsub"
 NS_DATA = "jabber:x:data"
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ids = itertools.count(1)
 
 
@@ -496,7 +496,7 @@ class Component:
 # --- scripts/prosody.sh ------------------------------------------------------------------------
 
 def _prosody(*args, env=None):
-    result = subprocess.run([os.path.join(HERE, "prosody.sh"), *args], env=env,
+    result = subprocess.run([os.path.join(SCRIPTS, "prosody.sh"), *args], env=env,
                             capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"scripts/prosody.sh {' '.join(args[:1])} failed: {result.stderr.strip()}")
