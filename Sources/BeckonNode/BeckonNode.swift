@@ -95,7 +95,7 @@ public struct BeckonNode: Service {
         // The XEP-0357 app server's component, when `xmpp.*` is set: its publishes become
         // messages through the same API path as the drop-ins' requests.
         let xmpp = configuration.xmpp.map { settings in
-            XMPPComponent(settings: settings, api: http.api, logger: Logger(label: "beckon.xmpp"))
+            http.api.xmppComponent(settings: settings, logger: Logger(label: "beckon.xmpp"))
         }
         return BeckonNode(
             hub: hub, delivery: delivery, emulator: emulator, cluster: cluster, http: http, xmpp: xmpp, logger: logger)

@@ -3,6 +3,7 @@ import BeckonStore
 import Crypto
 import Foundation
 import Hummingbird
+import Logging
 
 /// The HTTP API over a `BeckonStore`: the services every route shares (who a request is, the
 /// message intake, the rate limits), built once, and the controllers that own the routes, one
@@ -85,6 +86,12 @@ public struct BeckonAPI: Sendable {
         for app in configuration.apps {
             try await store.saveApp(app.storeApp(limits: limits))
         }
+    }
+
+    /// The XEP-0357 app server's component for `settings` (`xmpp.*`): its publishes become
+    /// messages through the same path, and the same rate limits, as the drop-ins' requests.
+    public func xmppComponent(settings: XMPPSettings, logger: Logger) -> XMPPComponent {
+        XMPPComponent(settings: settings, pushes: xmpp, logger: logger)
     }
 
     func addRoutes(to router: Router<some RequestContext>) {

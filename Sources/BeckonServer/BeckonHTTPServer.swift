@@ -93,7 +93,7 @@ public enum BeckonHTTPServer {
         }
         let tls = try makeTLSConfiguration(configuration)
         let server = HTTPServerBuilder { responder in
-            let plain = SyncUpgradeChannel(
+            let plain = BeckonHTTPChannel(
                 responder: responder, gateway: gateway,
                 http1: HTTP1Channel.Configuration(idleTimeout: .seconds(Int64(configuration.idleSeconds))),
                 requestHeadTimeout: .seconds(Int64(configuration.requestHeadSeconds)),

@@ -5,7 +5,7 @@ import Metrics
 import Prometheus
 import Testing
 
-/// The connection-level behaviour of `GET /v1/sync` (SyncUpgradeChannel, SyncChannelHandler):
+/// The connection-level behaviour of `GET /v1/sync` (BeckonHTTPChannel, SyncChannelHandler):
 /// drops without a close, silent peers, refusals before the upgrade, the connect rate, metrics.
 @Suite struct SyncConnectionTests {
     static let phone = DeviceRef(appID: "chat", deviceID: "phone")

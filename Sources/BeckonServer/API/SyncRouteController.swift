@@ -10,7 +10,7 @@ struct SyncRouteController: Sendable {
     }
 
     /// `GET /v1/sync` without a WebSocket upgrade. Upgrade requests never reach the router:
-    /// `SyncUpgradeChannel` decides them (`SyncGateway.decide`) and answers a refused one itself
+    /// `BeckonHTTPChannel` decides them (`SyncGateway.decide`) and answers a refused one itself
     /// (401 before any upgrade, 429, with the usual error body; docs/sync-protocol.md,
     /// "Connecting"). A request with a valid credential but no upgrade is 426.
     func syncWithoutUpgrade(_ request: Request, _ context: some RequestContext) async throws -> Response {

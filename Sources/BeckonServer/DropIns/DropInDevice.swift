@@ -51,4 +51,15 @@ enum DropInDevice {
         guard let bytes = Data(base64Encoded: base64), (8...100).contains(bytes.count) else { return nil }
         return bytes.map { String(format: "%02x", $0) }.joined()
     }
+
+    /// An APNs token as gorush's and XEP-0357's callers send it: hex, 8 to 100 bytes.
+    static func isHexToken(_ token: String) -> Bool {
+        token.utf8.count % 2 == 0 && (16...200).contains(token.utf8.count) && token.utf8.allSatisfy(\.isHexDigit)
+    }
+}
+
+extension UInt8 {
+    fileprivate var isHexDigit: Bool {
+        (48...57).contains(self) || (65...70).contains(self) || (97...102).contains(self)
+    }
 }

@@ -59,7 +59,7 @@ enum SyncUpgradeDecision: Sendable {
 }
 
 /// `GET /v1/sync` (docs/sync-protocol.md): the WebSocket sync gateway over a store and a hub.
-/// `SyncUpgradeChannel` asks it whether to upgrade and then starts the session
+/// `BeckonHTTPChannel` asks it whether to upgrade and then starts the session
 /// (`SyncConnection.start`).
 public struct SyncGateway: Sendable {
     let store: any BeckonStore

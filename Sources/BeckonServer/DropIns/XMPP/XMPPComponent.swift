@@ -11,12 +11,12 @@ import ServiceLifecycle
 /// (docs/drop-ins.md), but those pushes are lost: it must be back soon.
 public struct XMPPComponent: Service {
     let settings: XMPPSettings
-    let api: BeckonAPI
+    let pushes: XMPPPushController
     let logger: Logger
 
-    public init(settings: XMPPSettings, api: BeckonAPI, logger: Logger) {
+    init(settings: XMPPSettings, pushes: XMPPPushController, logger: Logger) {
         self.settings = settings
-        self.api = api
+        self.pushes = pushes
         self.logger = logger
     }
 
@@ -46,7 +46,7 @@ public struct XMPPComponent: Service {
 
     /// One connection, until it closes or the node shuts down.
     private func connectOnce() async -> Outcome {
-        let settings = settings, api = api, logger = logger
+        let settings = settings, pushes = pushes, logger = logger
         let ready = NIOLockedValueBox(false)
         let onReady: @Sendable () -> Void = { ready.withLockedValue { $0 = true } }
         let channel: any Channel
@@ -59,7 +59,7 @@ public struct XMPPComponent: Service {
                         try channel.pipeline.syncOperations.addHandler(XMPPComponentHandler(
                             machine: ComponentStateMachine(jid: settings.componentJID, secret: settings.componentSecret),
                             logger: logger, onReady: onReady,
-                            onPublish: { publish in await api.xmpp.publish(publish, settings: settings, logger: logger) }))
+                            onPublish: { publish in await pushes.publish(publish, settings: settings, logger: logger) }))
                     }
                 }
                 .connect(host: settings.host, port: settings.port).get()

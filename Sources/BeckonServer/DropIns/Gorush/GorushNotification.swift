@@ -193,15 +193,4 @@ struct GorushNotification {
         case let other?: throw .invalidField(object.name(key), "must be a number, not \(other.typeName)")
         }
     }
-
-    /// A token as gorush's callers send them: hex, 8 to 100 bytes.
-    static func isToken(_ token: String) -> Bool {
-        token.utf8.count % 2 == 0 && (16...200).contains(token.utf8.count) && token.utf8.allSatisfy(\.isHexDigit)
-    }
-}
-
-extension UInt8 {
-    fileprivate var isHexDigit: Bool {
-        (48...57).contains(self) || (65...70).contains(self) || (97...102).contains(self)
-    }
 }

@@ -68,7 +68,7 @@ struct GorushController: Sendable {
                     continue
                 }
                 for token in notification.tokens {
-                    guard GorushNotification.isToken(token) else {
+                    guard DropInDevice.isHexToken(token) else {
                         logs.append(.init(token: token, error: "not a device token (hex, 8 to 100 bytes)"))
                         continue
                     }

@@ -16,7 +16,7 @@ import NIOWebSocket
 /// `handle(value:)` returns once the upgrade is done. The task that library keeps per connection
 /// (its handler, auto-ping and our reader) holds about 20 KiB of async frames for as long as the
 /// connection lives, most of an idle session's memory.
-struct SyncUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
+struct BeckonHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     enum Negotiated: Sendable {
         /// The session runs in the channel's pipeline.
         case upgraded

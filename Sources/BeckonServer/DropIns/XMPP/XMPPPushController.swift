@@ -45,7 +45,7 @@ struct XMPPPushController: Sendable {
         let body = try JSONObjectReader(
             try await RequestBody.json(request, limit: configuration.maximumBodyBytes), path: "", allowed: ["token", "environment"])
         let token = try body.requiredString("token", maxLength: 200)
-        guard GorushNotification.isToken(token) else { throw APIError.invalidField("token", "must be an APNs token in hex (8 to 100 bytes)") }
+        guard DropInDevice.isHexToken(token) else { throw APIError.invalidField("token", "must be an APNs token in hex (8 to 100 bytes)") }
         let environment = try body.enumeration("environment", PushEnvironment.self) ?? app.defaultDropInEnvironment
         guard app.environments.contains(environment) else {
             throw APIError.invalidField("environment", "\(environment.rawValue) is not one of the app's environments")
