@@ -26,7 +26,7 @@ struct BuiltInEmulator {
         var emulated = APNSEmulatorConfiguration(
             authKeys: keys.map { APNSEmulatorAuthKey(keyID: $1.keyID, teamID: $1.teamID, publicKey: $1.privateKey.publicKey) },
             bundleIDs: apps.map(\.bundleID), environment: .sandbox, autoRegister: true)
-        emulated.port = configuration.apnsEmulatorPort
+        emulated.port = configuration.emulator.port
         let emulator = try APNSEmulator(configuration: emulated, logger: Logger(label: "beckon.apns-emulator"))
         try await emulator.start()
         let ca = try NIOSSLCertificate.fromPEMBytes(Array((emulator.caCertificatePEM ?? "").utf8))
@@ -38,7 +38,7 @@ struct BuiltInEmulator {
             routes[app.id] = APNSRoute(client: client, credential: .token(APNSProviderTokenSource(key: key)))
         }
         var metadata: Logger.Metadata = ["apps": "\(apps.map(\.id))", "emulator": "127.0.0.1:\(emulator.port)"]
-        if let controlPort = configuration.apnsEmulatorControlPort {
+        if let controlPort = configuration.emulator.controlPort {
             let control = try await emulator.startControl(port: controlPort)
             metadata["control"] = "http://127.0.0.1:\(control.port)"
         }

@@ -45,7 +45,7 @@ public struct BeckonAPI: Sendable {
         let userTokens = UserTokenVerifier(apps: configuration.apps)
         let auth = Authenticator(store: store, adminToken: configuration.adminToken, now: now)
         self.auth = auth
-        let perSecond = configuration.messagesPerSecond, perMinute = configuration.registrationsPerMinute
+        let perSecond = configuration.limits.messagesPerSecond, perMinute = configuration.limits.registrationsPerMinute
         // One budget per app whichever route posts: the drop-ins and XMPP share the API's.
         let messageRate = perSecond == 0 ? nil : RateLimiter(
             name: "messages-per-second", scope: "app", perSecond: Double(perSecond), burst: Double(perSecond),
@@ -55,7 +55,7 @@ public struct BeckonAPI: Sendable {
             share: syncHub?.share)
         let intake = MessageIntake(store: store, events: events, sessions: syncHub)
         let dropIns = DropInIntake(
-            store: store, intake: intake, maximumPushExtrasBytes: configuration.maximumPushExtrasBytes, now: now)
+            store: store, intake: intake, maximumPushExtrasBytes: configuration.limits.pushExtrasBytes, now: now)
         devices = DevicesController(
             store: store, configuration: configuration, apps: apps, auth: auth, userTokens: userTokens,
             registrationRate: registrationRate, syncHub: syncHub, now: now)
@@ -82,7 +82,7 @@ public struct BeckonAPI: Sendable {
     /// start. Apps in the store but no longer declared are left alone (their messages and devices
     /// stay), but no user token can name them any more.
     public func declareApps() async throws {
-        let limits = AppLimits(maxPayloadBytes: configuration.maximumPayloadBytes)
+        let limits = AppLimits(maxPayloadBytes: configuration.limits.payloadBytes)
         for app in configuration.apps {
             try await store.saveApp(app.storeApp(limits: limits))
         }

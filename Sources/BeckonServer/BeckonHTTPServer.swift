@@ -40,8 +40,8 @@ public enum BeckonHTTPServer {
 
     public static func openStore(configuration: BeckonServerConfiguration, logger: Logger) async throws -> SQLiteStore {
         let store = try SQLiteStore(
-            path: configuration.databasePath,
-            memory: SQLiteStore.Memory(cacheMiB: configuration.databaseCacheMiB, mmapMiB: configuration.databaseMmapMiB),
+            path: configuration.database.path,
+            memory: SQLiteStore.Memory(cacheMiB: configuration.database.cacheMiB, mmapMiB: configuration.database.mmapMiB),
             logger: logger)
         try await BeckonAPI(store: store, configuration: configuration).declareApps()
         return store
@@ -59,7 +59,7 @@ public enum BeckonHTTPServer {
 
     /// TLS for the listener from `tls.*`, or nil for plain HTTP. TLS 1.2 or later.
     static func makeTLSConfiguration(_ configuration: BeckonServerConfiguration) throws -> TLSConfiguration? {
-        guard let chainPath = configuration.tlsCertificateChainPath, let keyPath = configuration.tlsPrivateKeyPath else {
+        guard let chainPath = configuration.http.tlsCertificateChainPath, let keyPath = configuration.http.tlsPrivateKeyPath else {
             return nil
         }
         var tls = TLSConfiguration.makeServerConfiguration(
@@ -81,10 +81,10 @@ public enum BeckonHTTPServer {
     ) throws -> BeckonService {
         let api = BeckonAPI(store: store, configuration: configuration, syncHub: hub, events: events)
         let gateway = SyncGateway(
-            store: store, auth: api.auth, hub: hub, limits: SyncLimits(configuration), connectsPerMinute: configuration.syncConnectsPerMinute,
+            store: store, auth: api.auth, hub: hub, limits: configuration.sync, connectsPerMinute: configuration.limits.syncConnectsPerMinute,
             logger: logger)
-        let limiter = ConnectionLimiter(limit: FileDescriptorLimit.connectionLimit(configured: configuration.maximumConnections))
-        if let configured = configuration.maximumConnections, configured > limiter.limit {
+        let limiter = ConnectionLimiter(limit: FileDescriptorLimit.connectionLimit(configured: configuration.http.maximumConnections))
+        if let configured = configuration.http.maximumConnections, configured > limiter.limit {
             logger.warning("http.max-connections is above the open-files limit less 256; lowered", metadata: [
                 "configured": "\(configured)", "http.max-connections": "\(limiter.limit)",
             ])
@@ -95,16 +95,16 @@ public enum BeckonHTTPServer {
         let server = HTTPServerBuilder { responder in
             let plain = BeckonHTTPChannel(
                 responder: responder, gateway: gateway,
-                http1: HTTP1Channel.Configuration(idleTimeout: .seconds(Int64(configuration.idleSeconds))),
-                requestHeadTimeout: .seconds(Int64(configuration.requestHeadSeconds)),
-                bodyTimeout: .seconds(Int64(configuration.bodySeconds)))
+                http1: HTTP1Channel.Configuration(idleTimeout: .seconds(Int64(configuration.http.idleSeconds))),
+                requestHeadTimeout: .seconds(Int64(configuration.http.requestHeadSeconds)),
+                bodyTimeout: .seconds(Int64(configuration.http.bodySeconds)))
             guard let tls else { return ConnectionLimitedChannel(base: plain, limiter: limiter) }
             return ConnectionLimitedChannel(base: try TLSChannel(plain, tlsConfiguration: tls), limiter: limiter)
         }
         let app = Application(
             router: router(api: api, metrics: metrics),
             server: server,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "beckon"),
+            configuration: .init(address: .hostname(configuration.http.host, port: configuration.http.port), serverName: "beckon"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )

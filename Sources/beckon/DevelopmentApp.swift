@@ -24,11 +24,11 @@ struct DevelopmentApp: Codable {
     /// has no app, listens on loopback and keeps its data in SQLite. Returns the app and whether
     /// its secrets were made just now; nil when the server is configured, or reachable.
     static func prepare(_ settings: inout BeckonServerConfiguration) throws -> (app: DevelopmentApp, isNew: Bool)? {
-        guard settings.apps.isEmpty, settings.databaseURL == nil,
-            ["127.0.0.1", "::1", "localhost"].contains(settings.host)
+        guard settings.apps.isEmpty, settings.database.url == nil,
+            ["127.0.0.1", "::1", "localhost"].contains(settings.http.host)
         else { return nil }
-        let path = credentialsPath(database: settings.databasePath)
-        let controlPort = settings.apnsEmulatorControlPort ?? settings.port + 1
+        let path = credentialsPath(database: settings.database.path)
+        let controlPort = settings.emulator.controlPort ?? settings.http.port + 1
         var app: DevelopmentApp
         let isNew: Bool
         if let data = FileManager.default.contents(atPath: path) {
@@ -39,11 +39,11 @@ struct DevelopmentApp: Codable {
                 url: "", emulatorControl: "", adminToken: randomSecret(), userTokenSecret: randomSecret(), apiKey: nil)
             isNew = true
         }
-        app.url = "http://\(settings.host):\(settings.port)"
+        app.url = "http://\(settings.http.host):\(settings.http.port)"
         app.emulatorControl = "http://127.0.0.1:\(controlPort)"
         app.adminToken = settings.adminToken ?? app.adminToken
         settings.adminToken = app.adminToken
-        settings.apnsEmulatorControlPort = controlPort
+        settings.emulator.controlPort = controlPort
         settings.apps = [AppDeclaration(id: id, bundleID: bundleID, teamID: teamID, userTokenSecret: app.userTokenSecret)]
         return (app, isNew)
     }

@@ -59,7 +59,7 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "beckon.server")
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        if let url = settings.databaseURL {
+        if let url = settings.database.url {
             try await servePostgres(url: url, settings: settings, registry: registry, logger: logger)
             return
         }
@@ -68,8 +68,8 @@ struct ServeCommand: AsyncParsableCommand {
         var banner: String?
         if let (readApp, isNew) = development {
             var app = readApp
-            let issued = try await app.ensureAPIKey(store: store, database: settings.databasePath)
-            banner = app.banner(database: settings.databasePath, showSecrets: isNew || issued)
+            let issued = try await app.ensureAPIKey(store: store, database: settings.database.path)
+            banner = app.banner(database: settings.database.path, showSecrets: isNew || issued)
         }
         // With no Apple key for an app, this starts the built-in APNs emulator and says so.
         let node = try await BeckonNode.assemble(
@@ -82,7 +82,7 @@ struct ServeCommand: AsyncParsableCommand {
         let services = ServiceGroup(configuration: .init(
             services: [node], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         logger.info("starting", metadata: [
-            "host": "\(settings.host)", "port": "\(settings.port)", "database": "\(settings.databasePath)",
+            "host": "\(settings.http.host)", "port": "\(settings.http.port)", "database": "\(settings.database.path)",
             "apps": "\(settings.apps.map(\.id))",
         ])
         do {
@@ -111,7 +111,7 @@ struct ServeCommand: AsyncParsableCommand {
         let services = ServiceGroup(configuration: .init(
             services: [node], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         logger.info("starting", metadata: [
-            "host": "\(settings.host)", "port": "\(settings.port)", "database": "postgresql", "node": "\(cluster.nodeID)",
+            "host": "\(settings.http.host)", "port": "\(settings.http.port)", "database": "postgresql", "node": "\(cluster.nodeID)",
             "apps": "\(settings.apps.map(\.id))",
         ])
         try await services.run()

@@ -22,8 +22,8 @@ struct APITestFixture: Sendable {
 
     static func configuration(payloadBytes: Int = 64 * 1024, bodyBytes: Int = 256 * 1024) -> BeckonServerConfiguration {
         var configuration = BeckonServerConfiguration.defaults
-        configuration.maximumPayloadBytes = payloadBytes
-        configuration.maximumBodyBytes = bodyBytes
+        configuration.limits.payloadBytes = payloadBytes
+        configuration.limits.bodyBytes = bodyBytes
         configuration.apps = [
             AppDeclaration(id: "chat", bundleID: "com.example.chat", teamID: "TEAM123456", userTokenSecret: chatSecret),
             AppDeclaration(

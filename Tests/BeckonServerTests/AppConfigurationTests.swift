@@ -74,12 +74,12 @@ import Testing
         #expect(app.delivery.messageLocKey == "NEW_CHAT_MESSAGE")
         #expect(app.delivery.alertTimeToLive == 600)
         #expect(app.delivery.clearAllInterval == 60)
-        #expect(configuration.dispatcherAttempts == 3)
-        #expect(configuration.sendsPerApp == 50)
-        #expect(configuration.claimLeaseSeconds == 120)
-        #expect(configuration.dispatcherRetryBaseSeconds == 5)  // Unset: the default.
-        #expect(configuration.messagesPerSecond == 500)
-        #expect(configuration.registrationsPerMinute == 30)
+        #expect(configuration.delivery.retry.maximumAttempts == 3)
+        #expect(configuration.delivery.sendsPerApp == 50)
+        #expect(configuration.delivery.claimLease == 120)
+        #expect(configuration.delivery.retry.backoff.base == 5)  // Unset: the default.
+        #expect(configuration.limits.messagesPerSecond == 500)
+        #expect(configuration.limits.registrationsPerMinute == 30)
     }
 
     @Test func theThrottledAlertDelayIsSecondsOrNever() throws {
@@ -178,9 +178,9 @@ import Testing
 
     @Test func sqliteMemorySettingsAreReadAndChecked() throws {
         let defaults = try BeckonServerConfiguration(reading: Self.reader([:]))
-        #expect(defaults.databaseCacheMiB == 32 && defaults.databaseMmapMiB == 0)
+        #expect(defaults.database.cacheMiB == 32 && defaults.database.mmapMiB == 0)
         let set = try BeckonServerConfiguration(reading: Self.reader(["database.cache-mib": 8, "database.mmap-mib": 256]))
-        #expect(set.databaseCacheMiB == 8 && set.databaseMmapMiB == 256)
+        #expect(set.database.cacheMiB == 8 && set.database.mmapMiB == 256)
         #expect(throws: BeckonConfigurationError.invalid(key: "database.cache-mib", "must be at least 1")) {
             try BeckonServerConfiguration(reading: Self.reader(["database.cache-mib": 0]))
         }
@@ -201,9 +201,9 @@ import Testing
             "cluster.heartbeat-seconds": 1, "cluster.node-timeout-seconds": 5, "delivery.deadline-lease-seconds": 10,
         ]) { $1 }))
         #expect(configuration.apps.first?.apnsEndpoint == APNSEndpoint(host: "127.0.0.1", port: 2197, caFile: "/ca.pem"))
-        #expect(configuration.clusterHeartbeatSeconds == 1 && configuration.clusterNodeTimeoutSeconds == 5)
-        #expect(configuration.deadlineLeaseSeconds == 10)
-        #expect(configuration.clusterPollSeconds == 2)  // Unset: the default.
+        #expect(configuration.cluster.heartbeatSeconds == 1 && configuration.cluster.nodeTimeoutSeconds == 5)
+        #expect(configuration.delivery.deadlineLease == 10)
+        #expect(configuration.cluster.pollSeconds == 2)  // Unset: the default.
 
         // An endpoint checks the app's key, so it needs one; a port or CA needs a host.
         #expect(throws: BeckonConfigurationError.invalid(

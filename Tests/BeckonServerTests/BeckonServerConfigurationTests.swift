@@ -14,9 +14,9 @@ import Testing
         let environment = InMemoryProvider(values: ["http.port": 9001, "database.path": "/var/lib/beckon/db.sqlite"])
         let file = InMemoryProvider(values: ["http.port": 9002, "database.path": "x.sqlite", "limits.payload-bytes": 1000])
         let configuration = try BeckonServerConfiguration(reading: ConfigReader(providers: [flags, environment, file]))
-        #expect(configuration.port == 9000)
-        #expect(configuration.databasePath == "/var/lib/beckon/db.sqlite")
-        #expect(configuration.maximumPayloadBytes == 1000)
+        #expect(configuration.http.port == 9000)
+        #expect(configuration.database.path == "/var/lib/beckon/db.sqlite")
+        #expect(configuration.limits.payloadBytes == 1000)
     }
 
     @Test func nonsenseIsRefusedWithTheKeyNamed() {
@@ -36,6 +36,6 @@ import Testing
     @Test func aPostgresURLSelectsPostgreSQL() throws {
         let configuration = try BeckonServerConfiguration(
             reading: ConfigReader(provider: InMemoryProvider(values: ["database.url": "postgres://beckon@127.0.0.1:5432/beckon"])))
-        #expect(configuration.databaseURL == "postgres://beckon@127.0.0.1:5432/beckon")
+        #expect(configuration.database.url == "postgres://beckon@127.0.0.1:5432/beckon")
     }
 }

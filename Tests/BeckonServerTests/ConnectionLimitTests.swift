@@ -8,7 +8,7 @@ import Testing
 /// unanswered, and the ones already open keep working.
 @Suite struct ConnectionLimitTests {
     @Test func connectionsBeyondTheLimitAreClosedAndTheOthersStillWork() async throws {
-        try await SyncTestServer.with(configure: { $0.maximumConnections = 2 }) { server in
+        try await SyncTestServer.with(configure: { $0.http.maximumConnections = 2 }) { server in
             let first = try await RawConnection.open(port: server.port)
             let second = try await RawConnection.open(port: server.port)
             #expect(try await first.get("/health").hasPrefix("HTTP/1.1 200"))
@@ -42,8 +42,8 @@ import Testing
     /// after `http.idle-seconds` without a request.
     @Test func slowHeadersAndIdleKeepAliveConnectionsAreClosed() async throws {
         try await SyncTestServer.with(configure: {
-            $0.requestHeadSeconds = 2
-            $0.idleSeconds = 5
+            $0.http.requestHeadSeconds = 2
+            $0.http.idleSeconds = 5
         }) { server in
             // Taken before connecting: the server's deadline cannot start earlier, however late
             // this task resumes after the connect under load.
@@ -80,7 +80,7 @@ import Testing
     /// 408 and its connection closed, however steadily it trickles; one the server answered early
     /// (401 before reading it) is closed too rather than drained for ever; nothing is stored.
     @Test func slowBodiesAreCutOffAtTheirDeadline() async throws {
-        try await SyncTestServer.with(configure: { $0.bodySeconds = 2 }) { server in
+        try await SyncTestServer.with(configure: { $0.http.bodySeconds = 2 }) { server in
             let body = #"{"recipients":{"users":["slow"]},"payload":{"text":"never whole"}}"#
             func trickle(authorization: String?) async throws -> (answer: String, held: Duration) {
                 let started = ContinuousClock.now
@@ -122,7 +122,7 @@ import Testing
     @Test func eachRequestOfAKeepAliveConnectionHasItsOwnDeadline() async throws {
         // Seconds, not fractions: two cores running the whole suite delay a step by hundreds of
         // milliseconds, and the margins below must outlast that.
-        try await SyncTestServer.with(configure: { $0.bodySeconds = 4 }) { server in
+        try await SyncTestServer.with(configure: { $0.http.bodySeconds = 4 }) { server in
             let connection = try await RawConnection.open(port: server.port)
             let body = #"{"recipients":{"users":["kept"]},"payload":{"text":"on time"}}"#
             let head = "POST /v1/messages HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
@@ -145,7 +145,7 @@ import Testing
     /// closed once `shutdown.grace-seconds` have passed, not when the client is done.
     @Test func shutdownDoesNotWaitPastItsGraceForATricklingUpload() async throws {
         try await SyncTestServer.with(configure: {
-            $0.bodySeconds = 120
+            $0.http.bodySeconds = 120
             $0.shutdownGraceSeconds = 1
         }) { server in
             let connection = try await RawConnection.open(port: server.port)

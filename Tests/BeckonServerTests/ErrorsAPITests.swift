@@ -120,8 +120,8 @@ import Testing
 
     @Test func overTheRateLimitsIs429WithRetryAfterAndNothingStored() async throws {
         try await Fixture.with(configure: {
-            $0.messagesPerSecond = 2
-            $0.registrationsPerMinute = 1
+            $0.limits.messagesPerSecond = 2
+            $0.limits.registrationsPerMinute = 1
         }) { fixture, client in
             let message = #"{"recipients":{"users":["alice"]},"kind":"message","payload":{}}"#
             var statuses: [HTTPResponse.Status] = []

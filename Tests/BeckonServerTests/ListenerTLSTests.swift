@@ -20,8 +20,8 @@ import X509
         try keyPEM.write(toFile: keyPath, atomically: true, encoding: .utf8)
 
         try await SyncTestServer.with(configure: {
-            $0.tlsCertificateChainPath = chainPath
-            $0.tlsPrivateKeyPath = keyPath
+            $0.http.tlsCertificateChainPath = chainPath
+            $0.http.tlsPrivateKeyPath = keyPath
         }) { server in
             let answer = try await Self.get("/health", port: server.port, trusting: certificatePEM)
             #expect(answer.hasPrefix("HTTP/1.1 200"))

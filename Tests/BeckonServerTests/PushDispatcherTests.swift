@@ -133,7 +133,7 @@ import Testing
         _ body: @escaping @Sendable (SQLiteStore, BeckonNode) async throws -> Void
     ) async throws -> Duration {
         var configuration = given
-        configuration.port = 0
+        configuration.http.port = 0
         var logger = Logger(label: "beckon.outbox.test")
         logger.logLevel = .critical
         let store = try SQLiteStore(path: path)
@@ -196,7 +196,7 @@ import Testing
     @Test func aDecidedPushGoesStraightToTheSenderAndWhatDoesNotFitWaitsInTheOutbox() async throws {
         let registry = PrometheusCollectorRegistry()
         try await SyncTestServer.with(
-            delivery: true, metricsFactory: PrometheusMetricsFactory(registry: registry), configure: { $0.sendsPerApp = 1 }
+            delivery: true, metricsFactory: PrometheusMetricsFactory(registry: registry), configure: { $0.delivery.sendsPerApp = 1 }
         ) { server in
             // One at a time, while the app has room: each is handed over as it is saved, no claim.
             for index in 0..<3 {
@@ -232,7 +232,7 @@ import Testing
     }
 
     @Test func anAppWhosePushesHangCannotHoldUpAnotherApp() async throws {
-        try await SyncTestServer.with(delivery: true, configure: { $0.sendsPerApp = 2 }) { server in
+        try await SyncTestServer.with(delivery: true, configure: { $0.delivery.sendsPerApp = 2 }) { server in
             // chat's pushes get no answer at all (a broken route), more of them than its slots.
             let chatTokens = (1...4).map { String(repeating: "e\($0)", count: 32) }
             for (index, token) in chatTokens.enumerated() {

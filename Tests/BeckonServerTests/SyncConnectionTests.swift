@@ -35,7 +35,7 @@ import Testing
     @Test func aPeerThatStopsAnsweringPingsIsDropped() async throws {
         // 3 s, not less: on a loaded machine the upgrade, `hello` and `welcome` alone took over
         // the 2 s that a 1 s interval allows before the first ping times out.
-        try await SyncTestServer.with(configure: { $0.syncPingIntervalSeconds = 3 }) { server in
+        try await SyncTestServer.with(configure: { $0.sync.pingInterval = .seconds(3) }) { server in
             let events = SyncEventLog(server.hub)
             let silent = try await SyncRawClient.open(port: server.port)
             #expect(try await silent.upgrade(credential: try await server.device(user: "alice", device: "phone"))
@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test func connectingTooOftenIs429BeforeTheUpgrade() async throws {
-        try await SyncTestServer.with(configure: { $0.syncConnectsPerMinute = 2 }) { server in
+        try await SyncTestServer.with(configure: { $0.limits.syncConnectsPerMinute = 2 }) { server in
             let credential = try await server.device(user: "alice", device: "phone")
             for _ in 0..<2 {
                 let client = try await server.connect(credential)
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func theRateLimitCanBeTurnedOff() async throws {
-        try await SyncTestServer.with(configure: { $0.syncConnectsPerMinute = 0 }) { server in
+        try await SyncTestServer.with(configure: { $0.limits.syncConnectsPerMinute = 0 }) { server in
             let credential = try await server.device(user: "alice", device: "phone")
             for _ in 0..<5 {
                 let client = try await server.connect(credential)

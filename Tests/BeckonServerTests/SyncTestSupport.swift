@@ -35,9 +35,9 @@ struct SyncTestServer: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = try SQLiteStore(path: directory.appendingPathComponent("beckon.sqlite").path)
         var configuration = APITestFixture.configuration()
-        configuration.port = 0
-        configuration.syncMaximumWindow = maxWindow
-        configuration.syncPingIntervalSeconds = 0
+        configuration.http.port = 0
+        configuration.sync.maximumWindow = maxWindow
+        configuration.sync.pingInterval = nil
         configure(&configuration)
         try await BeckonAPI(store: store, configuration: configuration).declareApps()
         let chatKey = try await store.createAPIKey(appID: "chat", name: "test").secret

@@ -22,7 +22,7 @@ struct AdminController: Sendable {
         let appID = try Identifier.path("appId", of: context)
         var name: String?
         if request.headers[.contentType] != nil {
-            let body = try await RequestBody.json(request, limit: configuration.maximumBodyBytes)
+            let body = try await RequestBody.json(request, limit: configuration.limits.bodyBytes)
             name = try JSONObjectReader(body, path: "", allowed: ["name"]).string("name", maxLength: 255)
         }
         guard try await store.app(id: appID) != nil else { throw APIError.notFound("no app \(appID)") }

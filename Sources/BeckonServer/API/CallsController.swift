@@ -25,7 +25,7 @@ struct CallsController: Sendable {
     func endCall(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let key = try await auth.apiKey(request.headers[.authorization])
         let callID = try Identifier.path("callId", of: context).lowercased()
-        let body = try await RequestBody.json(request, limit: configuration.maximumBodyBytes)
+        let body = try await RequestBody.json(request, limit: configuration.limits.bodyBytes)
         let reader = try JSONObjectReader(body, path: "", allowed: ["outcome"])
         guard let outcome = try reader.enumeration("outcome", CallEndOutcome.self) else {
             throw APIError.invalidField("outcome", "required: one of \(CallEndOutcome.allCases.map(\.rawValue).joined(separator: ", "))")

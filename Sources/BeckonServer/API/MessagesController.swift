@@ -32,12 +32,12 @@ struct MessagesController: Sendable {
         let key = try await auth.apiKey(request.headers[.authorization])
         try messageRate?.take(key.appID, now: now())
         // The declared app's limits, as `declareApps` saved them: no read per post.
-        let limits = AppLimits(maxPayloadBytes: configuration.maximumPayloadBytes)
+        let limits = AppLimits(maxPayloadBytes: configuration.limits.payloadBytes)
         let body = try MessageRequest(
-            try await RequestBody.json(request, limit: configuration.maximumBodyBytes),
+            try await RequestBody.json(request, limit: configuration.limits.bodyBytes),
             maxRecipients: limits.maxRecipientsPerMessage)
 
-        let payloadLimit = min(configuration.maximumPayloadBytes, limits.maxPayloadBytes)
+        let payloadLimit = min(configuration.limits.payloadBytes, limits.maxPayloadBytes)
         guard body.payload.count <= payloadLimit else {
             throw APIError.tooLarge("payload: \(body.payload.count) bytes is more than \(payloadLimit) (limits.payload-bytes)")
         }

@@ -51,10 +51,10 @@ public final class PostgresCluster: ClusterLink, DevicePresence, Service, Sendab
         self.nodeID = "\(host)-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8).lowercased())"
         self.store = store
         self.share = share
-        self.heartbeat = .seconds(configuration.clusterHeartbeatSeconds)
-        self.nodeTimeout = TimeInterval(configuration.clusterNodeTimeoutSeconds)
-        self.pollInterval = TimeInterval(configuration.clusterPollSeconds)
-        self.hintDelay = .milliseconds(configuration.clusterHintDelayMilliseconds)
+        self.heartbeat = .seconds(configuration.cluster.heartbeatSeconds)
+        self.nodeTimeout = TimeInterval(configuration.cluster.nodeTimeoutSeconds)
+        self.pollInterval = TimeInterval(configuration.cluster.pollSeconds)
+        self.hintDelay = .milliseconds(configuration.cluster.hintDelayMilliseconds)
         self.logger = logger
         (senderWakes, wakeSender) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         hintsSent = Counter(label: "beckon_cluster_hints_total", dimensions: [("direction", "sent")])

@@ -7,49 +7,6 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
-/// The limits of the sync gateway, each explicit (docs/sync-protocol.md, "Limits").
-public struct SyncLimits: Sendable, Equatable {
-    /// `sync.max-window`: the largest in-flight window granted (a larger `hello.window` is
-    /// capped). Also the window granted when `hello` names none, if below 100.
-    public var maximumWindow: Int
-    /// `sync.max-frame-bytes`: the largest message a device may send (a bigger one closes the
-    /// connection with 1009).
-    public var maximumFrameBytes: Int
-    /// `sync.ping-interval-seconds`: the server sends a WebSocket ping this often and closes a
-    /// connection whose pong does not come back within the next interval (nil: no pings).
-    public var pingInterval: Duration?
-    /// Frames read from a device and not yet processed; beyond this the session is closed with
-    /// 4029 (a device must not pipeline without bound).
-    public var maximumQueuedFrames: Int
-    /// How long the server waits for the device's answer to its close frame.
-    public var closeTimeout: Duration
-
-    public static let defaultWindow = 100
-
-    public init(
-        maximumWindow: Int = 100, maximumFrameBytes: Int = 64 * 1024,
-        pingInterval: Duration? = .seconds(60), maximumQueuedFrames: Int = 128, closeTimeout: Duration = .seconds(2)
-    ) {
-        self.maximumWindow = maximumWindow
-        self.maximumFrameBytes = maximumFrameBytes
-        self.pingInterval = pingInterval
-        self.maximumQueuedFrames = maximumQueuedFrames
-        self.closeTimeout = closeTimeout
-    }
-
-    /// The limits a configuration sets.
-    public init(_ configuration: BeckonServerConfiguration) {
-        self.init(
-            maximumWindow: configuration.syncMaximumWindow,
-            maximumFrameBytes: configuration.syncMaximumFrameBytes,
-            pingInterval: configuration.syncPingIntervalSeconds > 0 ? .seconds(configuration.syncPingIntervalSeconds) : nil)
-    }
-
-    var stateMachineLimits: SyncSessionStateMachine.Limits {
-        .init(defaultWindow: min(Self.defaultWindow, maximumWindow), maximumWindow: maximumWindow)
-    }
-}
-
 /// What `GET /v1/sync` with an upgrade gets (`SyncGateway.decide`).
 enum SyncUpgradeDecision: Sendable {
     /// Upgrade, with these extra response headers (the subprotocol).
@@ -122,5 +79,11 @@ public struct SyncGateway: Sendable {
         var headers = HTTPHeaders()
         if offered.contains(Self.subprotocol) { headers.add(name: "Sec-WebSocket-Protocol", value: Self.subprotocol) }
         return .upgrade(device, headers)
+    }
+}
+
+extension SyncLimits {
+    var stateMachineLimits: SyncSessionStateMachine.Limits {
+        .init(defaultWindow: min(Self.defaultWindow, maximumWindow), maximumWindow: maximumWindow)
     }
 }

@@ -63,9 +63,9 @@ public final class SimulationServer: Sendable {
         // `BECKON_SIMULATE_POSTGRES_URL` runs the node on PostgreSQL, in a database of its own.
         let (store, closeStore) = try await openStore(directory: directory)
         var configuration = BeckonServerConfiguration.defaults
-        configuration.port = 0
-        configuration.host = "127.0.0.1"
-        configuration.syncPingIntervalSeconds = 0
+        configuration.http.port = 0
+        configuration.http.host = "127.0.0.1"
+        configuration.sync.pingInterval = nil
         var app = AppDeclaration(
             id: appID, bundleID: bundleID, teamID: "TEAM123456", environments: [.sandbox], userTokenSecret: userTokenSecret)
         app.delivery = policy.scaled(by: timeScale)

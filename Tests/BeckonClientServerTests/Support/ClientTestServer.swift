@@ -33,9 +33,9 @@ struct ClientTestServer: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = try SQLiteStore(path: directory.appendingPathComponent("beckon.sqlite").path)
         var configuration = BeckonServerConfiguration.defaults
-        configuration.port = 0
-        configuration.host = "127.0.0.1"
-        configuration.syncPingIntervalSeconds = 0
+        configuration.http.port = 0
+        configuration.http.host = "127.0.0.1"
+        configuration.sync.pingInterval = nil
         configuration.apps = [
             AppDeclaration(
                 id: "chat", bundleID: "com.example.chat", teamID: "TEAM123456",

@@ -26,7 +26,7 @@ struct GorushController: Sendable {
         do {
             // gorush reads the body as JSON whatever its Content-Type (a plain `curl -d` says form data).
             let body = try JSONObjectReader(
-                try await RequestBody.json(request, limit: configuration.maximumBodyBytes, anyContentType: true), path: "",
+                try await RequestBody.json(request, limit: configuration.limits.bodyBytes, anyContentType: true), path: "",
                 allowed: nil)
             guard case .array(let list)? = body.value("notifications"), !list.isEmpty else {
                 throw APIError.invalidField("notifications", "request body is empty or the notifications array is empty")

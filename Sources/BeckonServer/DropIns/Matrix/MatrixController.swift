@@ -25,7 +25,7 @@ struct MatrixController: Sendable {
     /// serves and the pushkeys, which only the homeserver and the device know, are the gate.
     func matrixNotify(_ request: Request, _ context: some RequestContext) async throws -> Response {
         do {
-            let notification = try MatrixNotification(try await RequestBody.json(request, limit: configuration.maximumBodyBytes))
+            let notification = try MatrixNotification(try await RequestBody.json(request, limit: configuration.limits.bodyBytes))
             for (index, pusher) in notification.devices.enumerated() {
                 try dropIns.checkExtras(notification.extras(for: pusher), field: "notification.devices[\(index)]")
             }

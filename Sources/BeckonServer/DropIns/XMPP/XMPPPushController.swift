@@ -43,7 +43,7 @@ struct XMPPPushController: Sendable {
             guard user.appID == app.id else { throw APIError.forbidden("the user token is for another app than xmpp.app") }
         }
         let body = try JSONObjectReader(
-            try await RequestBody.json(request, limit: configuration.maximumBodyBytes), path: "", allowed: ["token", "environment"])
+            try await RequestBody.json(request, limit: configuration.limits.bodyBytes), path: "", allowed: ["token", "environment"])
         let token = try body.requiredString("token", maxLength: 200)
         guard DropInDevice.isHexToken(token) else { throw APIError.invalidField("token", "must be an APNs token in hex (8 to 100 bytes)") }
         let environment = try body.enumeration("environment", PushEnvironment.self) ?? app.defaultDropInEnvironment
