@@ -86,6 +86,7 @@ let package = Package(
             dependencies: [
                 "APNSCore", "BeckonJSON",
                 server("NIOCore", "swift-nio"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
                 server("NIOPosix", "swift-nio"),
                 server("NIOHTTP1", "swift-nio"),
                 server("NIOHTTP2", "swift-nio-http2"),
