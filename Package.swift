@@ -54,6 +54,10 @@ let package = Package(
     targets: [
         // One JSON value type, a strict parser and a writer, for every module. No dependencies.
         .target(name: "BeckonJSON", dependencies: []),
+        // Markup as text: the one XML/HTML escaper and the one SVG writer (the XMPP stream, the
+        // status page's charts, the simulator's timelines). No dependencies.
+        .target(name: "BeckonMarkup", dependencies: []),
+        .testTarget(name: "BeckonMarkupTests", dependencies: ["BeckonMarkup"]),
         // The wire contract shared by the server and the client SDK: sync frames, the push
         // payload's `beckon` key, message kinds, reasons, strategies, error codes. Foundation only.
         .target(name: "BeckonProtocol", dependencies: ["BeckonJSON"]),
@@ -86,6 +90,7 @@ let package = Package(
             dependencies: [
                 "APNSCore", "BeckonJSON",
                 server("NIOCore", "swift-nio"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
                 server("NIOPosix", "swift-nio"),
                 server("NIOHTTP1", "swift-nio"),
                 server("NIOHTTP2", "swift-nio-http2"),
@@ -148,6 +153,7 @@ let package = Package(
             name: "BeckonServer",
             dependencies: [
                 "BeckonStore", "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "BeckonSeal", "APNSCore", "BeckonXMPP",
+                "BeckonMarkup",
                 server("Hummingbird", "hummingbird"),
                 server("NIOPosix", "swift-nio"),
                 server("NIOConcurrencyHelpers", "swift-nio"),
@@ -213,7 +219,7 @@ let package = Package(
         ),
         .testTarget(name: "BeckonJSONTests", dependencies: ["BeckonJSON"]),
         // XMPP for the XEP-0357 app server (issue 16): the stream's XML, free of sockets.
-        .target(name: "BeckonXMPP", dependencies: [server("Crypto", "swift-crypto")]),
+        .target(name: "BeckonXMPP", dependencies: ["BeckonMarkup", server("Crypto", "swift-crypto")]),
         .testTarget(name: "BeckonXMPPTests", dependencies: ["BeckonXMPP"]),
         .testTarget(name: "BeckonProtocolTests", dependencies: ["BeckonProtocol", "BeckonJSON"]),
         .testTarget(name: "APNSCoreTests", dependencies: ["APNSCore", "BeckonJSON"]),
@@ -356,7 +362,7 @@ let package = Package(
             name: "BeckonSimulation",
             dependencies: [
                 "DeviceSimulator", "BeckonClient", "BeckonClientNIO", "BeckonNode", "BeckonServer", "BeckonStore",
-                "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "APNSEmulator", "APNSCore",
+                "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "BeckonMarkup", "APNSEmulator", "APNSCore",
                 server("Crypto", "swift-crypto"),
                 server("Logging", "swift-log"),
                 server("Prometheus", "swift-prometheus"),

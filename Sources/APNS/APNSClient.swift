@@ -163,8 +163,8 @@ public final class APNSClient: Sendable {
     // MARK: Pools
 
     private func pool(for environment: APNSEnvironment, credential: APNSCredential) throws -> APNSConnectionPool {
-        let endpoint = configuration.endpointOverride.map { APNSEndpoint(host: $0.host, port: $0.port) }
-            ?? APNSEndpoint(host: environment.host, port: APNSEnvironment.port)
+        let endpoint = configuration.endpointOverride.map { APNSPoolAddress(host: $0.host, port: $0.port) }
+            ?? APNSPoolAddress(host: environment.host, port: APNSEnvironment.port)
         let key = PoolKey(credential: credential.identity, endpoint: endpoint)
         return try pools.withLockedValue { pools in
             guard pools != nil else { throw APNSClientError.shutDown }
@@ -185,7 +185,7 @@ public final class APNSClient: Sendable {
     /// Pools are found on every send, so their key is cheap to build: no string formatting.
     private struct PoolKey: Hashable {
         var credential: APNSCredential.Identity
-        var endpoint: APNSEndpoint
+        var endpoint: APNSPoolAddress
     }
 
     private func makeTLSContext(for credential: APNSCredential) throws -> NIOSSLContext {

@@ -6,12 +6,6 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
-/// Where a pool connects and how it authenticates.
-struct APNSEndpoint: Hashable, Sendable {
-    var host: String
-    var port: Int
-}
-
 /// The HTTP/2 connections to one APNs endpoint for one credential: drives `APNSPoolStateMachine`.
 final class APNSConnectionPool: Sendable {
     private struct Pending {
@@ -26,7 +20,7 @@ final class APNSConnectionPool: Sendable {
         var nextRequestID = 0
     }
 
-    let endpoint: APNSEndpoint
+    let endpoint: APNSPoolAddress
     private let group: any EventLoopGroup
     private let tlsContext: NIOSSLContext
     private let configuration: APNSClientConfiguration
@@ -35,7 +29,7 @@ final class APNSConnectionPool: Sendable {
     private let state: NIOLockedValueBox<State>
 
     init(
-        endpoint: APNSEndpoint, tlsContext: NIOSSLContext, group: any EventLoopGroup,
+        endpoint: APNSPoolAddress, tlsContext: NIOSSLContext, group: any EventLoopGroup,
         configuration: APNSClientConfiguration, metrics: APNSMetrics, logger: Logger
     ) {
         self.endpoint = endpoint

@@ -10,7 +10,7 @@ extension APNSEmulator {
     /// they were added; the first that matches is used (and its count spent).
     public func injectFault(_ fault: APNSEmulatorFault, deviceToken: String? = nil, count: Int? = nil) {
         let rule = FaultRule(fault: fault, deviceToken: deviceToken?.lowercased(), remaining: count)
-        core.state.withLock { $0.rules.append(rule) }
+        core.state.withLockedValue { $0.rules.append(rule) }
     }
 
     /// 429 `TooManyRequests` for a token (apns.md A.7), for the next `count` requests or until cleared.
@@ -31,7 +31,7 @@ extension APNSEmulator {
     /// Random server errors: each valid request fails with 500 `InternalServerError` with the first
     /// probability, or 503 `ServiceUnavailable` with the second (0…1 each).
     public func setRandomFailures(internalServerErrorRate: Double = 0, serviceUnavailableRate: Double = 0) {
-        core.state.withLock {
+        core.state.withLockedValue {
             $0.faults.internalServerErrorRate = min(max(internalServerErrorRate, 0), 1)
             $0.faults.serviceUnavailableRate = min(max(serviceUnavailableRate, 0), 1)
         }
@@ -39,14 +39,14 @@ extension APNSEmulator {
 
     /// Every answer waits this long (nil = none). Per-token delays: `injectFault(.delay(...))`.
     public func setResponseDelay(_ delay: Duration?) {
-        core.state.withLock { $0.faults.responseDelay = delay }
+        core.state.withLockedValue { $0.faults.responseDelay = delay }
     }
 
     /// Each connection answers its first `streams` requests, then sends GOAWAY with
     /// `lastStreamID` = the stream of the `streams`-th request (later streams are not processed) and
     /// `{"reason": reason}` debug data, and closes (apns.md G.5). nil turns it off.
     public func goAway(afterStreams streams: Int?, reason: APNSReason = .shutdown) {
-        core.state.withLock {
+        core.state.withLockedValue {
             $0.faults.goAwayAfterStreams = streams
             $0.faults.goAwayReason = reason
         }
@@ -55,13 +55,13 @@ extension APNSEmulator {
     /// Each connection answers its first `streams` requests; on the next one it closes the TCP
     /// connection abruptly (RST, no GOAWAY, no TLS close_notify; apns.md G.6). nil turns it off.
     public func resetConnections(afterStreams streams: Int?) {
-        core.state.withLock { $0.faults.resetAfterStreams = streams }
+        core.state.withLockedValue { $0.faults.resetAfterStreams = streams }
     }
 
     /// After a connection answers `ExpiredProviderToken` once, it answers it to everything, new
     /// tokens included: only a new connection cures it (apns.md B.3, G.4).
     public func setWedgeOnExpiredToken(_ enabled: Bool) {
-        core.state.withLock { $0.faults.wedgeOnExpiredToken = enabled }
+        core.state.withLockedValue { $0.faults.wedgeOnExpiredToken = enabled }
     }
 
     /// Wedge every live connection now: each answers `ExpiredProviderToken` from here on.
@@ -71,7 +71,7 @@ extension APNSEmulator {
 
     /// After a rejection, MAX_CONCURRENT_STREAMS drops to 1 until the next 200 (apns.md C.2, G.16).
     public func setThrottleOnReject(_ enabled: Bool) {
-        core.state.withLock { $0.faults.throttleOnReject = enabled }
+        core.state.withLockedValue { $0.faults.throttleOnReject = enabled }
     }
 
     /// Close connections after this many 4xx answers other than 410, or after this many
@@ -80,14 +80,14 @@ extension APNSEmulator {
     public func setErrorBudget(errors: Int?, badDeviceTokenErrors: Int?) {
         let budget = errors == nil && badDeviceTokenErrors == nil
             ? nil : APNSEmulatorErrorBudget(errors: errors, badDeviceTokenErrors: badDeviceTokenErrors)
-        core.state.withLock { $0.faults.errorBudget = budget }
+        core.state.withLockedValue { $0.faults.errorBudget = budget }
     }
 
     /// Changes MAX_CONCURRENT_STREAMS for new connections and sends a SETTINGS frame on live ones
     /// (those still before their first valid token keep 1 until it arrives). With
     /// `refuseExcessInFlight`, unanswered streams above the new limit get REFUSED_STREAM (apns.md C.2).
     public func setMaxConcurrentStreams(_ limit: Int, refuseExcessInFlight: Bool = false) {
-        core.state.withLock { $0.maxConcurrentStreams = limit }
+        core.state.withLockedValue { $0.maxConcurrentStreams = limit }
         for handle in registry.all { handle.run { $0.changeStreamLimit(limit, refuseExcessInFlight: refuseExcessInFlight) } }
     }
 
@@ -105,7 +105,7 @@ extension APNSEmulator {
     /// `wedgeOnExpiredToken` return to their configured values.
     public func clearFaults() {
         let configuration = self.configuration
-        core.state.withLock {
+        core.state.withLockedValue {
             $0.rules.removeAll()
             $0.faults = ConnectionFaults()
             $0.faults.wedgeOnExpiredToken = configuration.wedgeOnExpiredToken
@@ -119,29 +119,29 @@ extension APNSEmulator {
 
     /// The faults in force now.
     var faultSnapshot: FaultSnapshot {
-        core.state.withLock { FaultSnapshot(rules: $0.rules, connectionFaults: $0.faults, maxConcurrentStreams: $0.maxConcurrentStreams) }
+        core.state.withLockedValue { FaultSnapshot(rules: $0.rules, connectionFaults: $0.faults, maxConcurrentStreams: $0.maxConcurrentStreams) }
     }
 }
 
 // MARK: - Observing
 
 extension APNSEmulator {
-    public var counters: APNSEmulatorCounters { core.state.withLock { $0.counters } }
+    public var counters: APNSEmulatorCounters { core.state.withLockedValue { $0.counters } }
 
     /// What the device received, in order (oldest first).
     public func deliveries(to deviceToken: String) -> [APNSEmulatorNotification] {
-        core.state.withLock { $0.devices[deviceToken.lowercased()]?.received.entries ?? [] }
+        core.state.withLockedValue { $0.devices[deviceToken.lowercased()]?.received.entries ?? [] }
     }
 
     /// Alerts on the device's screen, oldest first, one per identifier (collapse id replaces; apns.md E.2).
     public func displayedNotifications(on deviceToken: String) -> [APNSEmulatorNotification] {
-        core.state.withLock { $0.devices[deviceToken.lowercased()]?.displayed.entries ?? [] }
+        core.state.withLockedValue { $0.devices[deviceToken.lowercased()]?.displayed.entries ?? [] }
     }
 
     /// The one notification APNs holds for an offline device, if any (apns.md E.1).
     public func storedNotification(for deviceToken: String) -> APNSEmulatorNotification? {
         let now = core.now()
-        return core.state.withLock { state in
+        return core.state.withLockedValue { state in
             let token = deviceToken.lowercased()
             state.devices[token]?.expire(now: now)
             return state.devices[token]?.stored?.notification
@@ -151,14 +151,14 @@ extension APNSEmulator {
     /// Notifications a device never got: expired, not stored (`apns-expiration: 0` while offline) or
     /// replaced in storage by a newer one.
     public func discardedCount(for deviceToken: String) -> Int {
-        core.state.withLock { $0.devices[deviceToken.lowercased()]?.discarded ?? 0 }
+        core.state.withLockedValue { $0.devices[deviceToken.lowercased()]?.discarded ?? 0 }
     }
 
     /// Zeroes the counters, empties every device's log, screen and storage, and removes all faults.
     /// Devices stay registered.
     public func reset() {
         clearFaults()
-        core.state.withLock { state in
+        core.state.withLockedValue { state in
             state.counters = APNSEmulatorCounters()
             for token in state.devices.keys {
                 state.devices[token]!.received.removeAll()
@@ -189,7 +189,7 @@ extension APNSEmulator {
             token: hex, bundleID: bundleID, environment: environment ?? configuration.environment,
             kind: kind, isOnline: online, registeredAt: core.now(), unregisteredAt: nil
         )
-        core.state.withLock { $0.devices[hex] = DeviceRecord(device: device) }
+        core.state.withLockedValue { $0.devices[hex] = DeviceRecord(device: device) }
         return device
     }
 
@@ -199,7 +199,7 @@ extension APNSEmulator {
     /// while pushes went through another server). Anything stored is dropped.
     public func unregisterDevice(token: String, at moment: Date? = nil) throws {
         let now = moment ?? core.now()
-        try core.state.withLock { state in
+        try core.state.withLockedValue { state in
             let hex = token.lowercased()
             guard state.devices[hex] != nil else { throw APNSEmulatorError.unknownDevice(hex) }
             state.devices[hex]!.device.unregisteredAt = now
@@ -212,7 +212,7 @@ extension APNSEmulator {
     public func setDeviceOnline(token: String, _ online: Bool) throws {
         let now = core.now()
         let logLimit = core.logLimit
-        try core.state.withLock { state in
+        try core.state.withLockedValue { state in
             let hex = token.lowercased()
             guard var record = state.devices[hex] else { throw APNSEmulatorError.unknownDevice(hex) }
             let event = record.setOnline(online, now: now, logLimit: logLimit)
@@ -227,15 +227,15 @@ extension APNSEmulator {
     /// the emulator's lock, so it must be quick and must not call the emulator (hand the event to
     /// a queue). One observer; a second call replaces it, nil removes it.
     public func observeDevices(_ observer: (@Sendable (APNSEmulatorDeviceEvent) -> Void)?) {
-        core.state.withLock { $0.deviceObserver = observer }
+        core.state.withLockedValue { $0.deviceObserver = observer }
     }
 
     public func device(token: String) -> APNSEmulatorDevice? {
-        core.state.withLock { $0.devices[token.lowercased()]?.device }
+        core.state.withLockedValue { $0.devices[token.lowercased()]?.device }
     }
 
     public var devices: [APNSEmulatorDevice] {
-        core.state.withLock { $0.devices.values.map(\.device) }
+        core.state.withLockedValue { $0.devices.values.map(\.device) }
     }
 
     static func randomToken() -> String {

@@ -1,6 +1,7 @@
 import APNSCore
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP2
 import NIOPosix
@@ -27,9 +28,9 @@ public final class APNSEmulator: Sendable {
     let registry = ConnectionRegistry()
     private let policy: RequestPolicy
     private let sslContext: NIOSSLContext
-    private let running = Locked<Running?>(nil)
+    private let running = NIOLockedValueBox<Running?>(nil)
     /// Control APIs started with `startControl`, stopped by `shutdown()`.
-    let controlServers = Locked<[APNSEmulatorControlServer]>([])
+    let controlServers = NIOLockedValueBox<[APNSEmulatorControlServer]>([])
     private let logger: Logger
 
     private struct Running: @unchecked Sendable {
@@ -106,7 +107,7 @@ public final class APNSEmulator: Sendable {
         do {
             let channel = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
             let port = channel.localAddress?.port ?? configuration.port
-            try running.withLock { running in
+            try running.withLockedValue { running in
                 guard running == nil else { throw APNSEmulatorError.alreadyStarted }
                 running = Running(group: group, channel: channel, port: port)
             }
@@ -118,14 +119,14 @@ public final class APNSEmulator: Sendable {
     }
 
     /// The bound port; 0 before `start()`.
-    public var port: Int { running.withLock { $0?.port ?? 0 } }
+    public var port: Int { running.withLockedValue { $0?.port ?? 0 } }
 
     /// Sends GOAWAY `Shutdown` on every connection, closes them and the listener.
     public func shutdown() async throws {
-        for control in controlServers.withLock({ servers in defer { servers = [] }; return servers }) {
+        for control in controlServers.withLockedValue({ servers in defer { servers = [] }; return servers }) {
             try? await control.shutdown()
         }
-        guard let current = running.withLock({ state -> Running? in defer { state = nil }; return state }) else { return }
+        guard let current = running.withLockedValue({ state -> Running? in defer { state = nil }; return state }) else { return }
         for handle in registry.all { handle.run { $0.goAwayNow(reason: .shutdown) } }
         try? await current.channel.close()
         // Let the GOAWAYs go out and the connections close.
@@ -176,7 +177,7 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
             }
             authentication = .certificate(baseTopic: base)
         }
-        let streams = core.state.withLock { $0.maxConcurrentStreams }
+        let streams = core.state.withLockedValue { $0.maxConcurrentStreams }
         let rules = ConnectionRules(
             authentication: authentication,
             configuredStreamLimit: streams,

@@ -52,7 +52,7 @@ extension APNSEmulator {
     /// Starts the control API for this emulator; `shutdown()` of the emulator stops it too.
     public func startControl(host: String = "127.0.0.1", port: Int = 0) async throws -> APNSEmulatorControlServer {
         let server = try await APNSEmulatorControlServer.start(emulator: self, host: host, port: port)
-        controlServers.withLock { $0.append(server) }
+        controlServers.withLockedValue { $0.append(server) }
         return server
     }
 }

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// A live connection, for the emulator's API (shutdown, faults on live connections).
@@ -12,17 +13,17 @@ struct ConnectionHandle: Sendable {
 }
 
 final class ConnectionRegistry: Sendable {
-    private let state = Locked<(next: Int, handles: [Int: ConnectionHandle])>((0, [:]))
+    private let state = NIOLockedValueBox<(next: Int, handles: [Int: ConnectionHandle])>((0, [:]))
 
     func add(_ handle: ConnectionHandle) -> Int {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.next += 1
             state.handles[state.next] = handle
             return state.next
         }
     }
 
-    func remove(_ id: Int) { _ = state.withLock { $0.handles.removeValue(forKey: id) } }
+    func remove(_ id: Int) { _ = state.withLockedValue { $0.handles.removeValue(forKey: id) } }
 
-    var all: [ConnectionHandle] { state.withLock { Array($0.handles.values) } }
+    var all: [ConnectionHandle] { state.withLockedValue { Array($0.handles.values) } }
 }

@@ -42,11 +42,11 @@ final class EmulatorConnectionHandler: ChannelInboundHandler, RemovableChannelHa
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        core.state.withLock { $0.counters.connectionsAccepted += 1 }
+        core.state.withLockedValue { $0.counters.connectionsAccepted += 1 }
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         registrationID = registry.add(ConnectionHandle(channel: context.channel, handler: bound))
         // The live stream limit may differ from the configured one (setMaxConcurrentStreams).
-        let live = core.state.withLock { $0.maxConcurrentStreams }
+        let live = core.state.withLockedValue { $0.maxConcurrentStreams }
         perform(machine.streamLimitChanged(live, refuseExcessInFlight: false), context: context)
         if let deadline = machine.idleDeadline { scheduleIdleCheck(at: deadline, context: context) }
     }
@@ -95,7 +95,7 @@ final class EmulatorConnectionHandler: ChannelInboundHandler, RemovableChannelHa
             machine.resetReceived(on: frame.streamID)
         case .ping(_, ack: false):
             // NIOHTTP2Handler answers it; counted so tests can see a client's keep-alive (apns.md C.1).
-            core.state.withLock { $0.counters.pingsReceived += 1 }
+            core.state.withLockedValue { $0.counters.pingsReceived += 1 }
         default:
             break  // SETTINGS and PING are answered by NIOHTTP2Handler; PRIORITY is ignored (apns.md C.4).
         }
@@ -112,7 +112,7 @@ final class EmulatorConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         case .none:
             break
         case .refuse(let id):
-            core.state.withLock { $0.counters.refusedStreams += 1 }
+            core.state.withLockedValue { $0.counters.refusedStreams += 1 }
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.refusedStream))), promise: nil)
         case .sendWindowUpdate(let id, let increment):
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
@@ -190,7 +190,7 @@ final class EmulatorConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     /// GOAWAY with `{"reason":...}` debug data (apns.md A.5, C.4), then close once nothing is owed.
     /// The caller flushes.
     private func write(_ goAway: ConnectionStateMachine.GoAway, context: ChannelHandlerContext) {
-        core.state.withLock { state in
+        core.state.withLockedValue { state in
             state.counters.goAwaysSent += 1
             if goAway.errorBudgetSpent { state.counters.errorBudgetDisconnects += 1 }
         }
@@ -248,7 +248,7 @@ final class EmulatorConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         guard change.settings != nil || !change.refused.isEmpty else { return }
         if let settings = change.settings { writeSettings(maxConcurrentStreams: settings, context: context) }
         if !change.refused.isEmpty {
-            core.state.withLock { $0.counters.refusedStreams += change.refused.count }
+            core.state.withLockedValue { $0.counters.refusedStreams += change.refused.count }
             for id in change.refused {
                 context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.refusedStream))), promise: nil)
             }

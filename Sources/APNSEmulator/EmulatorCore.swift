@@ -1,5 +1,6 @@
 import APNSCore
 import Foundation
+import NIOConcurrencyHelpers
 
 /// A fault the emulator injects into requests that passed validation.
 public enum APNSEmulatorFault: Sendable, Hashable {
@@ -100,7 +101,7 @@ final class EmulatorCore: Sendable {
     let autoRegister: Bool
     let logLimit: Int
     let now: @Sendable () -> Date
-    let state: Locked<State>
+    let state: NIOLockedValueBox<State>
 
     init(configuration: APNSEmulatorConfiguration) {
         environment = configuration.environment
@@ -111,12 +112,12 @@ final class EmulatorCore: Sendable {
         initial.faults.wedgeOnExpiredToken = configuration.wedgeOnExpiredToken
         initial.faults.throttleOnReject = configuration.throttleOnReject
         initial.faults.errorBudget = configuration.errorBudget
-        state = Locked(initial)
+        state = NIOLockedValueBox(initial)
     }
 
     /// Decides the answer to a request the connection evaluated, records it, delivers it.
     func handle(_ evaluation: Evaluation, requestIndex: Int, now: Date) -> Outcome {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.counters.requests += 1
             let faults = state.faults
             var outcome: Outcome

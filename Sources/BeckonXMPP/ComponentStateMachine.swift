@@ -1,3 +1,4 @@
+import BeckonMarkup
 import Crypto
 
 /// An external component's side of an XMPP stream (XEP-0114): open the stream, answer the
@@ -40,7 +41,7 @@ public struct ComponentStateMachine: Sendable {
     public mutating func connected() -> [Action] {
         state = .awaitingStream
         let header = "<stream:stream xmlns='\(Self.componentNamespace)' xmlns:stream='\(Self.streamNamespace)' "
-            + "to='\(XMPPElement.escape(jid))'>"
+            + "to='\(MarkupEscaper.xml.escape(jid))'>"
         return [.send(header)]
     }
 

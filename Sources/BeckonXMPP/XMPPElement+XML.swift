@@ -1,3 +1,5 @@
+import BeckonMarkup
+
 extension XMPPElement {
     /// The element as XML text, attributes in a stable order. The namespace is written as
     /// `xmlns` only when it differs from the parent's (`inherited`), which is how a stanza sent
@@ -7,26 +9,11 @@ extension XMPPElement {
         var attributes = self.attributes
         if let namespace, namespace != inherited { attributes["xmlns"] = namespace }
         for key in attributes.keys.sorted() {
-            out += " \(key)='\(Self.escape(attributes[key]!))'"
+            out += " \(key)='\(MarkupEscaper.xml.escape(attributes[key]!))'"
         }
         guard !children.isEmpty || !text.isEmpty else { return out + "/>" }
-        out += ">" + Self.escape(text)
+        out += ">" + MarkupEscaper.xml.escape(text)
         for child in children { out += child.xml(inherited: namespace ?? inherited) }
         return out + "</\(name)>"
-    }
-
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "'": out += "&apos;"
-            case "\"": out += "&quot;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 }

@@ -10,7 +10,8 @@ import NIOPosix
 /// per request is the node's loss. Driving the connection from a Swift task cost two thread
 /// hand-offs a request (the loop wakes the task for each answer, the task hands each request back
 /// to the loop): 22–30 µs of the client's CPU a message in `accept`, 16–21 µs on the loop. Like
-/// wrk or h2load, this poster stays on its loop (BENCHMARKS.md, "A lighter load generator").
+/// wrk or h2load, this poster stays on its loop (docs/benchmarks-history.md, "A lighter load
+/// generator").
 enum BenchPoster {
     /// What a poster does next. Asked on its event loop, after each answer and after each wait,
     /// with the number of requests this poster has sent so far (over all its connections).

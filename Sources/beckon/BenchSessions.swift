@@ -10,7 +10,8 @@ import NIOWebSocket
 ///
 /// Frames are handled on the connection's event loop, not in a Swift task, for the reason
 /// `BenchPoster` gives: at 5,000 messages/s the client with both in Swift tasks used 110 µs of CPU
-/// a message, with both on their loops 66 µs (BENCHMARKS.md, "A lighter load generator").
+/// a message, with both on their loops 66 µs (docs/benchmarks-history.md, "A lighter load
+/// generator").
 enum BenchSessions {
     /// Called on the session's event loop with each text message; returns a text message to send back.
     typealias MessageHandler = @Sendable (String) -> String?

@@ -139,7 +139,7 @@ struct StoreAndForwardTests {
             let jwt = key.token()
             for number in 1...17 {
                 #expect(try await client.send(.push(token: tokenA, jwt: jwt, body: #"{"aps":{"alert":"n\#(number)"}}"#)).status == 200)
-                let kept = emulator.core.state.withLock { ($0.devices[tokenA]!.received.count, $0.devices[tokenA]!.displayed.count) }
+                let kept = emulator.core.state.withLockedValue { ($0.devices[tokenA]!.received.count, $0.devices[tokenA]!.displayed.count) }
                 #expect(kept.0 == min(number, 5) && kept.1 == min(number, 5), "after \(number): \(kept)")
             }
             let texts = emulator.deliveries(to: tokenA).map(\.payloadString)

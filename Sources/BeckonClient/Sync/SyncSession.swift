@@ -1,7 +1,7 @@
 import BeckonProtocol
 import Foundation
 
-/// One process's sync session: the thin actor around `SyncSessionStateMachine`. It feeds the
+/// One process's sync session: the thin actor around `SyncClientStateMachine`. It feeds the
 /// machine one input at a time (socket events, timers, calls from the app) and performs the
 /// effects in order, so an ack is sent only after the write it acknowledges returned.
 ///
@@ -34,7 +34,7 @@ package actor SyncSession {
     }
 
     private enum Input: Sendable {
-        case machine(SyncSessionStateMachine.Input)
+        case machine(SyncClientStateMachine.Input)
         /// From the socket of connection number `connection`; stale ones are dropped.
         case transport(SyncTransportEvent, connection: Int)
         case reconnectTimer(Int)
@@ -48,7 +48,7 @@ package actor SyncSession {
     let presenter: NotificationPresenter?
     let calls: CallCoordinator?
 
-    private var machine: SyncSessionStateMachine
+    private var machine: SyncClientStateMachine
     private let inbox: AsyncStream<Input>
     private let inboxContinuation: AsyncStream<Input>.Continuation
     private var connection: (any SyncTransportConnection)?
@@ -78,7 +78,7 @@ package actor SyncSession {
         self.clock = clock
         self.presenter = presenter
         self.calls = calls
-        self.machine = SyncSessionStateMachine(
+        self.machine = SyncClientStateMachine(
             role: configuration.role, window: configuration.window, backoff: configuration.backoff, jitter: jitter)
         (inbox, inboxContinuation) = AsyncStream.makeStream(of: Input.self)
     }
@@ -134,7 +134,7 @@ package actor SyncSession {
     }
 
     /// The machine's state (for tests and diagnostics).
-    package var state: SyncSessionStateMachine.State { machine.state }
+    package var state: SyncClientStateMachine.State { machine.state }
 
     /// Every event from now on.
     package func events() -> AsyncStream<SyncSessionEvent> {
@@ -166,7 +166,7 @@ package actor SyncSession {
     }
 
     private func process(_ input: Input) async {
-        let machineInput: SyncSessionStateMachine.Input
+        let machineInput: SyncClientStateMachine.Input
         switch input {
         case .machine(let input):
             machineInput = input
@@ -199,7 +199,7 @@ package actor SyncSession {
         }
     }
 
-    private func perform(_ effect: SyncSessionStateMachine.Effect) async -> [SyncSessionStateMachine.Effect] {
+    private func perform(_ effect: SyncClientStateMachine.Effect) async -> [SyncClientStateMachine.Effect] {
         switch effect {
         case .connect:
             return await connect()
@@ -287,7 +287,7 @@ package actor SyncSession {
         }
     }
 
-    private func connect() async -> [SyncSessionStateMachine.Effect] {
+    private func connect() async -> [SyncClientStateMachine.Effect] {
         connectionNumber += 1
         let number = connectionNumber
         let opened: (any SyncTransportConnection)?

@@ -1,3 +1,4 @@
+import BeckonMarkup
 import Foundation
 
 /// The operator's status page (`GET /status`): plain HTML with inline CSS and SVG, rendered from a
@@ -21,7 +22,7 @@ struct StatusPage {
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <meta http-equiv="refresh" content="60"><link rel="icon" href="data:,">
             <style>\(Self.style)</style></head><body>
-            <header><h1>Beckon status</h1><p>\(HTML.escape(window)) · generated \(Self.time(snapshot.generatedAt)) UTC</p></header>
+            <header><h1>Beckon status</h1><p>\(MarkupEscaper.html.escape(window)) · generated \(Self.time(snapshot.generatedAt)) UTC</p></header>
             <section id="summary" class="tiles">
             \(Self.tile("apps", "Apps", "\(snapshot.apps.count)"))
             \(Self.tile("devices", "Devices", "\(totals.devices)"))
@@ -35,8 +36,8 @@ struct StatusPage {
             """
         for app in snapshot.apps {
             out += """
-                <tr class="app-row" data-app="\(HTML.escape(app.id))"><td><a href="#app-\(HTML.escape(app.id))">\(HTML.escape(app.id))</a></td>
-                <td>\(HTML.escape(app.bundleID))</td><td>\(app.counts.devices)</td><td>\(app.counts.devicesWithoutToken)</td>
+                <tr class="app-row" data-app="\(MarkupEscaper.html.escape(app.id))"><td><a href="#app-\(MarkupEscaper.html.escape(app.id))">\(MarkupEscaper.html.escape(app.id))</a></td>
+                <td>\(MarkupEscaper.html.escape(app.bundleID))</td><td>\(app.counts.devices)</td><td>\(app.counts.devicesWithoutToken)</td>
                 <td>\(app.unreachable)</td><td>\(app.counts.pendingPushes)</td><td>\(app.pushes)</td><td>\(app.sent)</td>
                 <td>\(app.failed)</td><td class="rate">\(Self.percent(app.wakeSuccessRate))</td></tr>
                 """
@@ -52,7 +53,7 @@ struct StatusPage {
     }
 
     private func section(_ app: StatusSnapshot.App) -> String {
-        let id = HTML.escape(app.id)
+        let id = MarkupEscaper.html.escape(app.id)
         var out = #"<section class="app" id="app-\#(id)"><h2>\#(id)</h2>"#
         if app.strategies.isEmpty {
             out += #"<p class="empty">No push measured in the window.</p>"#
@@ -76,7 +77,7 @@ struct StatusPage {
         } else {
             out += #"<table class="failures" id="failures-\#(id)"><thead><tr><th>Reason</th><th>Pushes</th><th>Last</th></tr></thead><tbody>"#
             for failure in app.failures {
-                out += #"<tr><td class="reason">\#(HTML.escape(failure.reason))</td><td>\#(failure.count)</td>"#
+                out += #"<tr><td class="reason">\#(MarkupEscaper.html.escape(failure.reason))</td><td>\#(failure.count)</td>"#
                     + #"<td>\#(Self.time(failure.last))</td></tr>"#
             }
             out += "</tbody></table>"

@@ -1,3 +1,5 @@
+import BeckonMarkup
+
 /// The point rows: messages stored on the device or posted by the server, and everything else
 /// that happens at one instant (launches, kills, user actions, violations, notes).
 extension LaneRenderer {
@@ -9,7 +11,7 @@ extension LaneRenderer {
         var packer = RowPacker(gap: 3, limit: 3)
         let labels = lane.stored.map { point in
             let x = scale.x(point.time)
-            let text = SVGWriter.shortID(point.value)
+            let text = Self.shortID(point.value)
             let width = SVGWriter.textWidth(text, size: size)
             return (point, x, text, packer.place(from: x - width / 2, to: x + width / 2))
         }
@@ -56,7 +58,7 @@ extension LaneRenderer {
         var packer = RowPacker(gap: 3, limit: Self.maximumLevels)
         let placed = lane.posted.map { point in
             let x = scale.x(point.time)
-            let text = SVGWriter.shortID(point.value)
+            let text = Self.shortID(point.value)
             return (point, x, text, packer.place(from: x - 3, to: extent(text, at: x - 3, size: size)))
         }
         let mid = y + 7

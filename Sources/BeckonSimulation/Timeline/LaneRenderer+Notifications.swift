@@ -1,3 +1,5 @@
+import BeckonMarkup
+
 /// The badge and notification rows: what the user sees on the lock screen.
 extension LaneRenderer {
     mutating func badgeRow() {

@@ -1,3 +1,5 @@
+import BeckonMarkup
+
 /// The pushes row: one track per push, its stages as markers joined by a line.
 extension LaneRenderer {
     /// Stages closer than this are spread apart, so sent → accepted → held in one instant still
@@ -56,7 +58,7 @@ extension LaneRenderer {
 
     /// Written once above the push: why it was sent, else its type.
     static func title(_ push: DeviceTimeline.PushTrack) -> String {
-        SVGWriter.truncate(push.reason ?? push.type ?? SVGWriter.shortID(push.id), to: 28)
+        SVGWriter.truncate(push.reason ?? push.type ?? Self.shortID(push.id), to: 28)
     }
 
     /// The small text under a stage's marker, for the stages that say who or why.

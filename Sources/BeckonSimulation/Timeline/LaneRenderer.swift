@@ -1,3 +1,5 @@
+import BeckonMarkup
+
 /// Draws one lane (a device, or the server) from the top down, row by row, into its own writer;
 /// rows that stack grow as tall as they need, so the lane's height is known only once drawn.
 struct LaneRenderer {
@@ -18,6 +20,11 @@ struct LaneRenderer {
     }
 
     var height: Double { y - top }
+
+    /// A message or push id short enough for a label: its last six characters.
+    static func shortID(_ id: String) -> String {
+        id.count <= 6 ? id : String(id.suffix(6))
+    }
 
     /// Every row, always, so that lanes line up and read the same way.
     mutating func drawDevice() {

@@ -1,3 +1,4 @@
+import BeckonMarkup
 import DeviceSimulator
 
 /// The key under the timeline: the state colours used, the push stages and types, the other rows'

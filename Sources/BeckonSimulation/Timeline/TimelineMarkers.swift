@@ -1,3 +1,5 @@
+import BeckonMarkup
+
 /// The small shapes the timeline repeats: push stages and event marks, drawn the same way in the
 /// lanes and in the legend. The legend passes its own `className`, so a class still counts only
 /// what happened.

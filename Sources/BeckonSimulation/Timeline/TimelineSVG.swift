@@ -1,3 +1,4 @@
+import BeckonMarkup
 import DeviceSimulator
 
 /// Draws a report as an SVG timeline: one lane per device (and one for the server when it did
@@ -176,13 +177,13 @@ public enum TimelineSVG {
     static func document(_ report: SimulationReport, height: Double, body: String) -> String {
         let width = SVGWriter.number(Layout.width)
         let tall = SVGWriter.number(height)
-        let title = SVGWriter.escape("\(report.scenario) — \(report.passed ? "PASS" : "FAIL")")
+        let title = MarkupEscaper.xml.escape("\(report.scenario) — \(report.passed ? "PASS" : "FAIL")")
         return """
             <?xml version="1.0" encoding="UTF-8"?>
             <svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="\(width)" height="\(tall)" \
             viewBox="0 0 \(width) \(tall)" font-family="sans-serif">
             <title>\(title)</title>
-            <desc>\(SVGWriter.escape(report.summary))</desc>
+            <desc>\(MarkupEscaper.xml.escape(report.summary))</desc>
             \(body)
             </svg>
 

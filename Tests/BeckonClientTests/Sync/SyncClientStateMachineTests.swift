@@ -5,8 +5,8 @@ import Foundation
 import Testing
 
 /// The session's decisions alone: no socket, no store, no clock.
-@Suite struct SyncSessionStateMachineTests {
-    typealias Machine = SyncSessionStateMachine
+@Suite struct SyncClientStateMachineTests {
+    typealias Machine = SyncClientStateMachine
 
     static func message(_ sequence: Int64, read: Bool = false, kind: MessageKind = .message) -> SyncMessage {
         SyncMessage(sequence: sequence, id: "m\(sequence)", kind: kind, payload: [], createdAt: Date(timeIntervalSince1970: 0), read: read)

@@ -1,8 +1,8 @@
 import BeckonProtocol
 import Foundation
 
-/// The sync session's decisions, as a value with pure transitions (docs/design.md, "How the
-/// code is shaped"): an input goes in, the new state and the effects to carry out come out.
+/// The client side of a sync session's decisions, as a value with pure transitions (docs/design.md,
+/// "How the code is shaped"): an input goes in, the new state and the effects to carry out come out.
 /// `SyncSession` feeds it and performs the effects; tests drive it alone.
 ///
 /// What it guarantees (docs/sync-protocol.md; design rule 9):
@@ -10,7 +10,7 @@ import Foundation
 /// - A message is acknowledged only after `persisted` says its write committed, never before.
 /// - A read message never notifies, and a notification for it is cleared.
 /// - After a drop it connects again with backoff and jitter; never after 4002, 4003, 4008.
-package struct SyncSessionStateMachine: Sendable {
+package struct SyncClientStateMachine: Sendable {
     package enum State: Hashable, Sendable {
         case idle
         case connecting(attempt: Int)
