@@ -189,8 +189,8 @@ struct PlanningStep: Sendable {
         let actions = body(&planner, device)
         // Saved only when the transition changed something. A message to a device with a live
         // session still changes the unread count its planner keeps (the badge of a re-push after
-        // a disconnect); leaving it unsaved measured as no gain (BENCHMARKS.md, "The live path
-        // without a read").
+        // a disconnect); leaving it unsaved measured as no gain (docs/benchmarks-history.md, "The live
+        // path without a read").
         if planner != before {
             planners[ref] = planner
             changed.insert(ref)

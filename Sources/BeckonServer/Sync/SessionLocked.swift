@@ -3,7 +3,7 @@ import Synchronization
 
 /// The lock of one session's state. On Linux a `Mutex` stored inline in the session's object: a
 /// boxed lock is one more allocation per idle session, about 0.15 KiB of the 7.4 KiB each costs
-/// (BENCHMARKS.md, "Issue 9 refactor"). `Mutex` needs macOS 15, so other platforms box it.
+/// (docs/benchmarks-history.md, "Issue 9 refactor"). `Mutex` needs macOS 15, so other platforms box it.
 typealias SessionLocked<Value> = Mutex<Value>
 
 extension Mutex {

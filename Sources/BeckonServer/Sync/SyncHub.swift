@@ -73,7 +73,7 @@ public actor SyncHub: Service {
     /// Wakes the live sessions of the message's recipients, here and on the other nodes, and
     /// hands the sessions here their entry: a session that is up to date sends it without reading
     /// the store, a read that was most of the live path's post-to-frame time under load
-    /// (BENCHMARKS.md, "The live path without a read"). Called after the append is durable, and
+    /// (docs/benchmarks-history.md, "The live path without a read"). Called after the append is durable, and
     /// only for a message that was not a duplicate.
     public func messageAppended(_ message: Message, at positions: [MailboxPosition]) {
         // A fan-out to many users with no session here (a burst) builds no entries.
