@@ -6,9 +6,16 @@ For each module named on the command line (default: BeckonServer), every top-lev
 protocol and alias is given to the folder that declares it (files directly in the module's
 folder are the module's top, which may use anything and which no folder may use). A file uses a
 name when the name appears in its code outside comments and string literals. Prints the graph
-(`--graph`, as docs/design.md shows it) and fails on a cycle or a use of the top.
+(`--graph`) and fails on a cycle or a use of the top.
+
+With `--doc FILE` it also holds the graphs FILE shows between `<!-- graph -->` and
+`<!-- /graph -->` equal to the code's: the package's modules (from `swift package
+dump-package`, this package's targets only, tests and tools left out) and the folders of the
+modules named. `--write` puts the code's graphs there instead.
 """
+import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -72,8 +79,53 @@ def cycles(edges):
     return found
 
 
+def module_graph():
+    """`Module -> its package dependencies`, for the library targets."""
+    package = json.loads(subprocess.run(
+        ["swift", "package", "dump-package"], cwd=ROOT, check=True, capture_output=True, text=True).stdout)
+    names = {t["name"] for t in package["targets"] if t["type"] == "regular"}
+    lines = []
+    for target in sorted(package["targets"], key=lambda t: t["name"]):
+        if target["name"] not in names:
+            continue
+        uses = sorted({d["byName"][0] for d in target["dependencies"] if "byName" in d and d["byName"][0] in names})
+        lines.append(f"{target['name']} -> {', '.join(uses) if uses else '(none)'}")
+    return lines
+
+
+def folder_lines(module, edges):
+    lines = []
+    for folder in sorted({s for s, _ in edges} | {t for _, t in edges}):
+        targets = sorted(t for s, t in edges if s == folder)
+        name = f"{module} (top)" if folder == "." else f"{module}/{folder}"
+        lines.append(f"{name} -> {', '.join(targets) if targets else '(none)'}")
+    return lines
+
+
+def check_doc(path, modules, write):
+    text = (ROOT / path).read_text()
+    begin, end = "<!-- graph -->", "<!-- /graph -->"
+    if begin not in text or end not in text:
+        print(f"{path}: no {begin} … {end} block")
+        return False
+    graph_lines = ["Modules (each -> the package's modules it depends on):", ""] + module_graph()
+    for module in modules:
+        graph_lines += ["", f"{module}'s folders (each -> the folders it uses):", ""] + folder_lines(module, graph(module))
+    block = begin + "\n```\n" + "\n".join(graph_lines) + "\n```\n" + end
+    current = text[text.index(begin):text.index(end) + len(end)]
+    if current == block:
+        return True
+    if write:
+        (ROOT / path).write_text(text.replace(current, block))
+        print(f"{path}: graph written")
+        return True
+    print(f"{path}: its graph differs from the code's (scripts/check-folders.py --doc {path} --write rewrites it)")
+    return False
+
+
 def main():
-    arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
+    arguments = [a for a in sys.argv[1:] if not a.startswith("--") and not a.endswith(".md")]
+    doc = next((a for a in sys.argv[1:] if a.endswith(".md")), None)
     failed = False
     for module in arguments or ["BeckonServer"]:
         edges = graph(module)
@@ -90,6 +142,8 @@ def main():
         for source, target in cycles(edges):
             failed = True
             print(f"{module}: cycle through {source}/ -> {target}/: {sorted(edges[(source, target)])[:3]}")
+    if doc and not check_doc(doc, arguments or ["BeckonServer"], "--write" in sys.argv):
+        failed = True
     if failed:
         sys.exit(1)
     print(f"folders: {', '.join(arguments or ['BeckonServer'])} without cycles")
