@@ -64,7 +64,7 @@ struct ServeCommand: AsyncParsableCommand {
             return
         }
         // Created on first start; the declared apps are saved into it before the listener opens.
-        let store = try await BeckonHTTPServer.openStore(configuration: settings, logger: Logger(label: "beckon.store"))
+        let store = try await BeckonNode.openStore(configuration: settings, logger: Logger(label: "beckon.store"))
         var banner: String?
         if let (readApp, isNew) = development {
             var app = readApp
@@ -103,7 +103,7 @@ struct ServeCommand: AsyncParsableCommand {
         let store = try PostgresStore(url: url, logger: Logger(label: "beckon.store"))
         let pool = Task { await store.run() }
         defer { pool.cancel() }
-        try await BeckonHTTPServer.openPostgresStore(store, configuration: settings)
+        try await BeckonNode.openPostgresStore(store, configuration: settings)
         // Every node on PostgreSQL is in a cluster, be it of one (docs/cluster.md).
         let cluster = PostgresCluster(store: store, configuration: settings, share: NodeShare(), logger: Logger(label: "beckon.cluster"))
         let node = try await BeckonNode.assemble(
