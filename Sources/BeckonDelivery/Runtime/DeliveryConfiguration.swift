@@ -10,7 +10,7 @@ public struct DeliveryConfiguration: Sendable, Equatable {
     /// Each app's pushes in flight at once (a bulkhead between apps).
     public var sendsPerApp = 800
     /// Attempts of a push that keeps failing for transient reasons, and the backoff between them.
-    public var retry = APNSRetryPolicy(maximumAttempts: 8, backoff: APNSBackoff(base: 5, cap: 600))
+    public var retry = PushDispatcher.defaultRetry
     /// How long a claimed push is held for sending, and a claimed planner deadline for planning.
     public var claimLease: TimeInterval = 300
     public var deadlineLease: TimeInterval = 30
