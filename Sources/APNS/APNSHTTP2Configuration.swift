@@ -1,7 +1,7 @@
 import NIOHTTP2
 
 /// How the client's `NIOHTTP2Handler` is set up: the SETTINGS it announces, and NIO's defences
-/// against abusive peers sized for what APNs itself does (issue 36, apns.md G.19).
+/// against abusive peers sized for what APNs itself does (apns.md G.19).
 ///
 /// Those defences turn a burst of ordinary frames into a connection error, and the connection
 /// error closes the connection with every open stream: streams APNs may have processed, which

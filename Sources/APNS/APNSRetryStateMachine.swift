@@ -40,7 +40,7 @@ struct APNSRetryStateMachine: Sendable {
     }
 
     /// The share of a send's deadline kept free of new attempts: an answer takes milliseconds,
-    /// but seconds on a saturated host (seen in scripts/apns-duplicates.py: 1.9 s was not enough).
+    /// but seconds on a saturated host (1.9 s can be too little).
     static let reservedShareOfDeadline = 0.1
 
     /// `remaining` is the time left before the deadline; `random` in 0...1 draws the jitter. It is

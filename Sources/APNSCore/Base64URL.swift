@@ -1,8 +1,8 @@
 /// Base64url without padding (RFC 4648 §5), the encoding JWTs use (RFC 7515 §2).
 ///
-/// Coded here rather than through Foundation's base64 and three `replacingOccurrences`: those
-/// went through NSString, and on the registration path (a user token checked, a credential
-/// issued) they were 6% of a node's time (issue 14's profile).
+/// Coded here rather than through Foundation's base64 and three `replacingOccurrences`: those go
+/// through NSString, and on the registration path (a user token checked, a credential issued) they
+/// took 6% of a node's time in a profile.
 public enum Base64URL {
     /// The two characters after `A-Z a-z 0-9`: RFC 4648 §5's `-` and `_` by default.
     public struct Symbols: Sendable {

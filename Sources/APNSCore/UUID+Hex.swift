@@ -80,7 +80,7 @@ extension UUID {
     /// A time-ordered (version 7) UUID: the milliseconds since 1970 in its first 48 bits, then 74
     /// random bits (RFC 9562 §5.7). Ids made one after the other sort one after the other, so a
     /// table keyed by them takes new rows at the end of its index — one page written for a batch
-    /// of inserts, not one random page each (the outbox and the message table, issue 14).
+    /// of inserts, not one random page each (the outbox and the message table).
     public static func timeOrdered(at date: Date = Date()) -> UUID {
         let (first, second) = SystemRandomWords.next()
         let milliseconds = UInt64(max(0, (date.timeIntervalSince1970 * 1000).rounded(.down))) & 0xFFFF_FFFF_FFFF

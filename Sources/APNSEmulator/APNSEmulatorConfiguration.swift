@@ -113,8 +113,8 @@ public struct APNSEmulatorConfiguration: Sendable {
 
     /// How many notifications each device keeps in its received log, and on its screen: the
     /// newest, exactly (a ring). What the emulator keeps per push, so with the devices it bounds
-    /// its memory however long it runs (issue 36; `beckon serve` runs its built-in emulator for
-    /// months). `beckon apns-emulator --log-limit`.
+    /// its memory however long it runs (`beckon serve` runs its built-in emulator for months).
+    /// `beckon apns-emulator --log-limit`.
     public var deliveryLogLimit: Int = 1_000
     /// Event-loop threads; nil = the number of cores.
     public var threads: Int? = nil

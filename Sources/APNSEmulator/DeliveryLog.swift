@@ -1,7 +1,7 @@
 /// The newest notifications of one device, oldest first, at most `limit` of them
 /// (`APNSEmulatorConfiguration.deliveryLogLimit`): a ring, so a device that receives a million
 /// pushes costs O(1) per push and exactly `limit` entries, however long the emulator runs (a
-/// `beckon serve` on its built-in emulator runs for months; issue 36, item 5).
+/// `beckon serve` on its built-in emulator runs for months).
 struct DeliveryLog: Sendable {
     private var storage: [APNSEmulatorNotification] = []
     /// Where the oldest entry is once the ring is full (0 until then).

@@ -5,11 +5,11 @@ import NIOHTTP2
 ///
 /// A client may have a whole window of streams in flight when GOAWAY refuses them (apns.md C.2,
 /// G.5): NIO resets each with REFUSED_STREAM and counts a stream error. With NIO's defaults (32
-/// resets remembered, 200 stream errors per 30 s and per connection) the DATA that followed a
-/// forgotten reset, or the 201st refusal, became a connection error: a second GOAWAY with
+/// resets remembered, 200 stream errors per 30 s and per connection) the DATA that follows a
+/// forgotten reset, or the 201st refusal, becomes a connection error: a second GOAWAY with
 /// last-stream-id 0, taking back the first, and the connection closed with answers to processed
-/// requests unsent, which the client then sent again (issue 36; apns.md G.19). SETTINGS
-/// acknowledgements, one per throttle change (apns.md G.16), count against another such limit.
+/// requests unsent, which the client then sends again (apns.md G.19). SETTINGS acknowledgements,
+/// one per throttle change (apns.md G.16), count against another such limit.
 enum EmulatorHTTP2Configuration {
     /// `streams`: the connection's configured stream limit.
     static func connection(settings: HTTP2Settings, streams: Int) -> NIOHTTP2Handler.ConnectionConfiguration {

@@ -8,9 +8,9 @@ import NIOHTTP2
 /// Once NIO (1.46) has sent a GOAWAY itself it ignores the HEADERS of a stream the client opened
 /// above the last-stream-id, but the DATA that follows is a frame on an idle stream for it: a
 /// connection error, and the connection closed with answers still owed below the last-stream-id
-/// (issue 36, apns.md G.19). RFC 9113 says such frames may simply be discarded, and that is what
-/// the emulator does itself (`ConnectionStateMachine`: a closing connection takes in no stream
-/// above it), with NIO still counting the client's frames and its flow-control windows as usual.
+/// (apns.md G.19). RFC 9113 says such frames may simply be discarded, and that is what the emulator
+/// does itself (`ConnectionStateMachine`: a closing connection takes in no stream above it), with
+/// NIO still counting the client's frames and its flow-control windows as usual.
 enum GoAwayFrame {
     static func encode(_ goAway: ConnectionStateMachine.GoAway, allocator: ByteBufferAllocator) -> ByteBuffer {
         let debug = #"{"reason":""# + goAway.reason.rawValue + #""}"#

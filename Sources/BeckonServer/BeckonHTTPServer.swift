@@ -9,7 +9,7 @@ import NIOConcurrencyHelpers
 import Prometheus
 import ServiceLifecycle
 
-/// The HTTP side of `beckon serve`: health, metrics, the API of issue 4 (`BeckonAPI`) and the
+/// The HTTP side of `beckon serve`: health, metrics, the API (`BeckonAPI`, `openapi.yaml`) and the
 /// WebSocket sync gateway (`SyncGateway`, docs/sync-protocol.md).
 public enum BeckonHTTPServer {
     /// The router, separate from the listener so tests can drive it without sockets. Its

@@ -140,7 +140,7 @@ struct APNSEmulatorCommand: AsyncParsableCommand {
     }
 
     /// A line to stdout through `OutputSink`: written at once (scripts wait for these lines), and
-    /// never blocking or ending the emulator when nobody reads them (issue 36, item 5).
+    /// never blocking or ending the emulator when nobody reads them.
     private func say(_ line: String) {
         OutputSink.standardOutput.write(line + "\n")
     }

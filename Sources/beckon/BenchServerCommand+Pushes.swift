@@ -2,10 +2,10 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// `beckon bench server --mode pushes`: the per-message path of issue 14. Offline devices, one
-/// message per request to a different device each time, so every message is its own planner
-/// transition, outbox row and APNs request; the APNs emulator's counter says how many of them
-/// were pushed in the same window as the posting.
+/// `beckon bench server --mode pushes`: the per-message path. Offline devices, one message per
+/// request to a different device each time, so every message is its own planner transition, outbox
+/// row and APNs request; the APNs emulator's counter says how many of them were pushed in the same
+/// window as the posting.
 extension BenchServerCommand {
     func runPushes(setup: BenchSetup, apiKey: String) async throws {
         let control = URL(string: emulatorControl!)!

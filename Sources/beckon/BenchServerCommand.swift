@@ -19,12 +19,12 @@ import NIOPosix
 /// - `idle`: idle sessions (hello, then nothing); the server's RSS growth per session.
 /// - `pushes`: offline devices with push tokens, one message per request to a different device
 ///   each time, over `--connections` keep-alive connections; messages accepted per second and
-///   pushes the APNs emulator accepted in the same window (issue 14; `scripts/bench-pushes.py`).
+///   pushes the APNs emulator accepted in the same window (`scripts/bench-pushes.py`).
 ///
-/// Several nodes of one cluster (issue 13): `--url` given once per node. `accept` spreads its
-/// posters round-robin over the nodes; `latency` opens device k's session on node k mod N and
-/// posts each message through a node other than its recipient's, so what is measured is the
-/// cross-node path (commit, NOTIFY, the other node's mailbox read). `idle` uses the first node.
+/// Several nodes of one cluster: `--url` given once per node. `accept` spreads its posters
+/// round-robin over the nodes; `latency` opens device k's session on node k mod N and posts each
+/// message through a node other than its recipient's, so what is measured is the cross-node path
+/// (commit, NOTIFY, the other node's mailbox read). `idle` uses the first node.
 struct BenchServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",

@@ -9,7 +9,7 @@ private let systemWrite = Darwin.write
 #endif
 
 /// Standard output for a process that must outlive whoever reads it: `beckon serve`
-/// and `beckon apns-emulator` (issue 36, item 5).
+/// and `beckon apns-emulator`.
 ///
 /// A write never blocks and never fails: the text joins a bounded queue that one thread of its
 /// own writes out. When the reader is slow or stopped reading (a full pipe), the queue fills and

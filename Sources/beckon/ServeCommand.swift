@@ -76,7 +76,7 @@ struct ServeCommand: AsyncParsableCommand {
             configuration: settings, store: store, metrics: registry, logger: logger,
             onServerRunning: { [banner] _ in
                 // Not print's buffer, which would hold it when stdout is a file; nor FileHandle's
-                // write, which traps when the reader has gone (issue 36, item 5).
+                // write, which traps when the reader has gone.
                 if let banner { OutputSink.standardOutput.write(banner + "\n") }
             })
         let services = ServiceGroup(configuration: .init(

@@ -162,8 +162,8 @@ struct ConnectionStateMachineTests {
         #expect(machine.goAwayRequested(reason: .shutdown) == .none)  // One GOAWAY per connection.
     }
 
-    /// Issue 36: requests complete out of stream order (their DATA waits for flow control), so the
-    /// request that triggers GOAWAY may not be the highest one processed; a last-stream-id below a
+    /// Requests complete out of stream order (their DATA waits for flow control), so the request
+    /// that triggers GOAWAY may not be the highest one processed; a last-stream-id below a
     /// processed stream tells the client to send it again: a duplicate (apns.md G.19).
     @Test func goAwayNamesEveryStreamAlreadyTakenIn() throws {
         var machine = machine()
@@ -182,8 +182,8 @@ struct ConnectionStateMachineTests {
         #expect(answered(machine.answerDue(3, success()))?.status == 200)
     }
 
-    /// Issue 36: while the answer that carries the GOAWAY waits (a response delay), later requests
-    /// are processed; the GOAWAY must cover them.
+    /// While the answer that carries the GOAWAY waits (a response delay), later requests are
+    /// processed; the GOAWAY must cover them.
     @Test func goAwayAfterADelayedAnswerCoversTheStreamsTakenInMeanwhile() throws {
         var machine = machine()
         let first = try #require(receive(1, on: &machine))

@@ -67,9 +67,9 @@ struct FaultTests {
         }
     }
 
-    /// Issue 36: a client has streams in flight when a GOAWAY leaves; those it opened after the
+    /// A client has streams in flight when a GOAWAY leaves; those it opened after the
     /// last-stream-id are refused, each one a stream error for NIO. With NIO's defaults the 201st
-    /// became a connection error: a second GOAWAY with last-stream-id 0, and the connection closed
+    /// becomes a connection error: a second GOAWAY with last-stream-id 0, and the connection closed
     /// before the request below the first GOAWAY finished arriving, so the client would send it
     /// again elsewhere. Every stream at or below the GOAWAY must still be answered.
     @Test("GOAWAY after N streams: streams at or below it are answered however many follow")

@@ -129,8 +129,8 @@ struct StoreAndForwardTests {
         #expect(record.received.count == 1)
     }
 
-    /// Issue 36: a `beckon serve` on its built-in emulator runs for months; what each device
-    /// received and shows must stay at the newest `deliveryLogLimit`, counted in entries kept.
+    /// A `beckon serve` on its built-in emulator runs for months; what each device received and
+    /// shows must stay at the newest `deliveryLogLimit`, counted in entries kept.
     @Test("A device keeps exactly the newest deliveryLogLimit notifications")
     func deliveryLogIsBounded() async throws {
         try await withEmulator(configure: { $0.deliveryLogLimit = 5 }) { emulator, key in

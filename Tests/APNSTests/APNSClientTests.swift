@@ -83,7 +83,7 @@ import Testing
         try await EmulatorHarness.run { harness in
             _ = try await harness.sendConcurrently(5)
             // Long enough that streams are still in flight when the limit drops, however late this
-            // task wakes on a loaded machine (at 20 ms, every answer was out first in one CI run).
+            // task wakes on a loaded machine (at 20 ms every answer can be out first).
             harness.emulator.setResponseDelay(.milliseconds(300))
             async let responses = harness.sendConcurrently(200)
             while harness.emulator.counters.requests < 50 { try await Task.sleep(for: .milliseconds(5)) }
@@ -122,7 +122,7 @@ import Testing
         try await EmulatorHarness.run { harness in
             _ = try await harness.sendConcurrently(5)
             // Long enough that streams are still in flight when the limit drops, however late this
-            // task wakes on a loaded machine (at 20 ms, every answer was out first in one CI run).
+            // task wakes on a loaded machine (at 20 ms every answer can be out first).
             harness.emulator.setResponseDelay(.milliseconds(300))  // Keep streams open long enough to cut.
             async let responses = harness.sendConcurrently(200)
             while harness.emulator.counters.requests < 50 { try await Task.sleep(for: .milliseconds(5)) }

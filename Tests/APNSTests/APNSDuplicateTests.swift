@@ -4,14 +4,14 @@ import APNSEmulator
 import Foundation
 import Testing
 
-/// Issue 36: a notification APNs accepted must not be sent again. Only an answer lost with its
-/// connection (or cut off by the deadline) leaves the outcome unknown (apns.md G.19).
+/// A notification APNs accepted must not be sent again. Only an answer lost with its connection (or
+/// cut off by the deadline) leaves the outcome unknown (apns.md G.19).
 @Suite struct APNSDuplicateTests {
     /// 200 sends at once, 60 % of requests answered 500/503, GOAWAY every 47 streams: each GOAWAY
-    /// refuses the streams above it, and answers are owed below it while it closes. Before the
-    /// fix the emulator closed with answers owed, and its HTTP/2 layer could take the refusals
-    /// for an attack (a second GOAWAY with last-stream-id 0), so the client resent streams that
-    /// had been delivered. (FaultTests holds the 201st-refusal case on its own; 500 sends here
+    /// refuses the streams above it, and answers are owed below it while it closes. An emulator
+    /// that closed with answers owed, or whose HTTP/2 layer took the refusals for an attack (a
+    /// second GOAWAY with last-stream-id 0), would have the client resend streams that had been
+    /// delivered. (FaultTests holds the 201st-refusal case on its own; 500 sends here
     /// starved the rest of the suite on two cores.)
     @Test func everyNotificationIsDeliveredOnceUnderGoAwayAndServerErrors() async throws {
         try await EmulatorHarness.run { harness in

@@ -57,9 +57,9 @@ import Testing
         #expect(timedOut.next(after: .connectionError(.deadlineExceeded), remaining: 0, random: 1) == .fail(.deadlineExceeded(attempts: 1)))
     }
 
-    /// Issue 36: an attempt started just before the deadline is cut off by it with its answer on
-    /// the way, and the caller can only send it again (a duplicate, apns.md G.19). None starts in
-    /// the reserve; failing before it is a plain "not sent".
+    /// An attempt started just before the deadline is cut off by it with its answer on the way, and
+    /// the caller can only send it again (a duplicate, apns.md G.19). None starts in the reserve;
+    /// failing before it is a plain "not sent".
     @Test func noAttemptStartsInTheDeadlinesReserve() {
         var retries = APNSRetryStateMachine(policy: APNSRetryPolicy(maximumAttempts: 4, backoff: backoff), reserve: 3)
         #expect(retries.next(after: answer(503, .serviceUnavailable), remaining: 4.5, random: 1) == .retry(delay: 1, refreshToken: false))

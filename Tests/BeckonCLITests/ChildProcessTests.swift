@@ -2,8 +2,8 @@ import Foundation
 import TestCapture
 import Testing
 
-/// The tests' own process launcher (TestCapture.ChildProcess), which replaced Foundation's
-/// `Process` after it crashed the test process when many descriptors were open.
+/// The tests' own process launcher (TestCapture.ChildProcess), used instead of Foundation's
+/// `Process`, which can crash the test process when many descriptors are open.
 @Suite struct ChildProcessTests {
     @Test func aChildStartedBesideManyOpenDescriptorsInheritsNoneOfThem() throws {
         // 1,500 descriptors open, as when a connection-limit test runs beside a launch (a

@@ -2,8 +2,8 @@ import Foundation
 import TestCapture
 import Testing
 
-/// A newcomer's two commands (issue 16, item 6): `beckon serve` with nothing configured serves a
-/// development app and says what to do next; `beckon try` then ends in a push at the emulator.
+/// A newcomer's two commands: `beckon serve` with nothing configured serves a development app and
+/// says what to do next; `beckon try` then ends in a push at the emulator.
 @Suite struct FirstRunTests {
     @Test func serveWithNoAppThenTryEndsInAPush() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-first-\(UUID().uuidString)")

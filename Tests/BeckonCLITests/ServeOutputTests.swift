@@ -6,12 +6,12 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 36, item 5: nothing `beckon serve` prints can stop it. Its output goes to whoever runs
-/// it (a terminal, `| head`, a log collector); that reader may go away or stop reading, and the
-/// server must go on serving, losing log lines rather than the process or a message.
+/// Nothing `beckon serve` prints can stop it. Its output goes to whoever runs it (a terminal,
+/// `| head`, a log collector); that reader may go away or stop reading, and the server must go on
+/// serving, losing log lines rather than the process or a message.
 @Suite struct ServeOutputTests {
-    /// `beckon serve | head -c 10`, with stderr gone too: before the fix the first-run banner's
-    /// `FileHandle.write` trapped on EPIPE ("Fatal error: 'try!' expression unexpectedly raised
+    /// `beckon serve | head -c 10`, with stderr gone too: written with `FileHandle.write`, the
+    /// first-run banner would trap on EPIPE ("Fatal error: 'try!' expression unexpectedly raised
     /// an error ... Broken pipe").
     @Test func serveOutlivesAClosedStdoutAndStderr() async throws {
         // The reader goes away at once: every write gets EPIPE.
@@ -21,8 +21,8 @@ import Glibc
     }
 
     /// A reader that stays but never reads: the pipe is full before the server writes a byte.
-    /// Before the fix the first log line blocked the thread that wrote it (stdio's `fwrite`), and
-    /// the server never got to listen.
+    /// Written with stdio's `fwrite`, the first log line would block the thread that wrote it, and
+    /// the server would never get to listen.
     @Test func serveKeepsServingWhenNobodyReadsItsOutput() async throws {
         try await Self.withServe(reader: .notReading) { server in
             try await Self.pushThrough(server)

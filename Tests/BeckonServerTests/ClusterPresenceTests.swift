@@ -4,12 +4,12 @@ import Testing
 
 @testable import BeckonServer
 
-/// Issue 36, item 1: a device whose newest session is live on some node is never planned as
-/// disconnected, whatever order the nodes' connects, drops, reaps and cache loads take
-/// (docs/cluster.md, "One session per device and role, cluster-wide"). Each test moves a session
-/// between nodes (a `bye`, a replacement, a node's death and restart), drives the nodes'
-/// planning in the order that once lost the connection, lets messages flow to the live session
-/// (each acknowledged), then lets every deadline pass: not one push may have gone to the device.
+/// A device whose newest session is live on some node is never planned as disconnected, whatever
+/// order the nodes' connects, drops, reaps and cache loads take (docs/cluster.md, "One session per
+/// device and role, cluster-wide"). Each test moves a session between nodes (a `bye`, a
+/// replacement, a node's death and restart), drives the nodes' planning in the order that could
+/// lose the connection, lets messages flow to the live session (each acknowledged), then lets every
+/// deadline pass: not one push may have gone to the device.
 @Suite struct ClusterPresenceTests {
     /// After it all, the device is live and has every message: nothing was pushed, and its planner
     /// knows it is connected.

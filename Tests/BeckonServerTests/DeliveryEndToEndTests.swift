@@ -11,8 +11,8 @@ import HummingbirdTesting
 import Foundation
 import Testing
 
-/// Issue 5, point 5: the real server with the delivery planner and the in-process APNs emulator,
-/// devices that connect and drop over the sync protocol, and what the emulator received.
+/// The real server with the delivery planner and the in-process APNs emulator, devices that connect
+/// and drop over the sync protocol, and what the emulator received.
 @Suite struct DeliveryEndToEndTests {
     static let token = String(repeating: "a1", count: 32)
     static let otherToken = String(repeating: "b2", count: 32)

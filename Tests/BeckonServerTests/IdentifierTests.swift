@@ -5,9 +5,9 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
-/// Ids callers choose, as scripts/fuzz-api.py found them mishandled: percent-encoded in a path,
-/// holding U+0000 (the store cut the text there, and a message for `bob\u0000x` reached Bob) or a
-/// newline (a forged log line); and whole numbers written as `45.0`.
+/// Ids callers choose, in the forms easy to mishandle: percent-encoded in a path, holding U+0000
+/// (the store cuts the text there, so a message for `bob\u0000x` would reach Bob) or a newline
+/// (a forged log line); and whole numbers written as `45.0`.
 @Suite struct IdentifierTests {
     typealias Fixture = APITestFixture
 

@@ -4,8 +4,8 @@ import Foundation
 import Prometheus
 import Testing
 
-/// `openapi.yaml` describes exactly the routes the router serves (issue 4: "kept in step with
-/// the code by a test").
+/// `openapi.yaml` describes exactly the routes the router serves, so the document stays in step
+/// with the code.
 @Suite struct OpenAPITests {
     /// The repository root, from this file's path (Tests/BeckonServerTests/OpenAPITests.swift).
     static let document = URL(fileURLWithPath: #filePath)

@@ -12,7 +12,7 @@ import Logging
 import ServiceLifecycle
 import Testing
 
-/// The push outbox's promises (issue 5, point 2) against the real store and the APNs emulator.
+/// The push outbox's promises against the real store and the APNs emulator.
 @Suite struct PushDispatcherTests {
     static let token = String(repeating: "d4", count: 32)
 
@@ -51,9 +51,9 @@ import Testing
         }
     }
 
-    /// Rule 5 across a crash (found by scripts/crash-soak.py): a device connected when its lone
-    /// node was killed, holding an unacknowledged message, is pushed again after the restart,
-    /// although no session ever ended to tell its planner.
+    /// Rule 5 across a crash: a device connected when its lone node was killed, holding an
+    /// unacknowledged message, is pushed again after the restart, although no session ever ended to
+    /// tell its planner.
     @Test func aDeviceConnectedWhenTheNodeDiedIsPushedAgainAfterTheRestart() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-restart-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -90,7 +90,7 @@ import Testing
 
     /// A send APNs never answers does not hold a stopping node for the client's 30 s deadline:
     /// delivery stops `shutdown.grace-seconds` after its shutdown began, and the push, still in
-    /// the outbox, goes out after the restart (found by scripts/apns-fault-soak.py).
+    /// the outbox, goes out after the restart.
     @Test func shutdownKeepsItsGraceWithASendHungAndThePushLeavesAfterTheRestart() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beckon-hung-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

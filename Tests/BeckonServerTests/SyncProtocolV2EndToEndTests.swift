@@ -8,8 +8,9 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
-/// Issue 10 end to end: the real server (its node, with the built-in APNs emulator) and real
-/// WebSocket devices. The emulator's record of what it accepted is the proof of what was pushed.
+/// Sync protocol version 2 end to end: the real server (its node, with the built-in APNs emulator)
+/// and real WebSocket devices. The emulator's record of what it accepted is the proof of what was
+/// pushed.
 @Suite struct SyncProtocolV2EndToEndTests {
     static let token = String(repeating: "e1", count: 32)
     static let otherToken = String(repeating: "e2", count: 32)

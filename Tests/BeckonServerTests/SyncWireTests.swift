@@ -2,8 +2,8 @@
 import NIOCore
 import Testing
 
-/// The WebSocket wire of a sync session against hostile bytes (issue 15; scripts/sync-hostile-input.py is
-/// the long version): one close frame a session, whatever follows the first violation, and a
+/// The WebSocket wire of a sync session against hostile bytes (scripts/sync-hostile-input.py is the
+/// long version): one close frame a session, whatever follows the first violation, and a
 /// client's close code echoed only if an endpoint may send it.
 @Suite struct SyncWireTests {
     @Test func twoViolationsInOneWriteGetOneCloseFrame() async throws {

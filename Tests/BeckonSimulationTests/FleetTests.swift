@@ -32,7 +32,7 @@ import Testing
             FleetFigures.Posted(id: "m4", device: "p4", behaviour: .foreground, at: 10),
         ]
         let events: [TimelineEvent] = [
-            // Woken in the background and stored, never shown: stored, not reached (issue 36).
+            // Woken in the background and stored, never shown: stored, not reached.
             TimelineEvent(time: 11, device: "p1", what: .pushSent(push: "a", type: "background", priority: 5, reason: "wake")),
             TimelineEvent(time: 11, device: "p1", what: .pushDelivered(push: "a", type: "background")),
             TimelineEvent(time: 12, device: "p1", what: .messageStored(id: "m1")),

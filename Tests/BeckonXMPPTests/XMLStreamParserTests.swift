@@ -1,7 +1,7 @@
 import BeckonXMPP
 import Testing
 
-/// The stream parser on what Prosody really sends (scripts/xmpp-harness-selftest.py printed it),
+/// The stream parser on what Prosody really sends (as scripts/xmpp-harness-selftest.py prints it),
 /// cut anywhere, and on what RFC 6120 §11.1 forbids.
 @Suite struct XMLStreamParserTests {
     static let opening = """

@@ -6,9 +6,9 @@ import Glibc
 /// Not Foundation's `Process`: on Linux its `run()` lists `/proc/self/fd` and copies each
 /// entry's whole 256-byte name, reading past the end of glibc's directory buffer. With a
 /// thousand or more descriptors open (a connection-limit test running beside a launch) that
-/// read crossed into an unmapped page and killed the test process with SIGSEGV (CI,
-/// 2026-11-24 and twice on 2026-11-25). Here the child closes every inherited descriptor above
-/// stderr with `closefrom`, which lists nothing in the parent.
+/// read can cross into an unmapped page and kill the test process with SIGSEGV. Here the child
+/// closes every inherited descriptor above stderr with `closefrom`, which lists nothing in the
+/// parent.
 public final class ChildProcess: @unchecked Sendable {
     public let processIdentifier: pid_t
     private let lock = NSLock()

@@ -4,9 +4,9 @@ import NIOConcurrencyHelpers
 /// Every HTTP answer the tests see, written where `scripts/check-responses.py` reads it.
 ///
 /// With `BECKON_TEST_RESPONSES_FILE` set (`scripts/test.sh` sets it), each answer a test client
-/// receives is appended as one JSON line (method, URI, status, content type, body); the script
-/// then checks each against `openapi.yaml`: a documented status, and a body that matches its
-/// schema (issue 15, item 8). Without it, nothing is written.
+/// receives is appended as one JSON line (method, URI, status, content type, body); the script then
+/// checks each against `openapi.yaml`: a documented status, and a body that matches its schema.
+/// Without it, nothing is written.
 public enum ResponseCapture {
     public static func record(method: String, uri: String, status: Int, contentType: String?, body: [UInt8]) {
         guard let sink else { return }

@@ -5,10 +5,10 @@ import NIOConcurrencyHelpers
 /// Every log record of the test process, written where `scripts/scan-logs.py` reads it.
 ///
 /// With `BECKON_TEST_LOG_FILE` set (`scripts/test.sh` sets it), the test fixtures route every
-/// logger made after them to that file at `trace`, whatever level the code under test asks for:
-/// the scan must see every line the server could ever write, to show that none holds a device
-/// token, an API key, a device credential or a user token in full (issue 15, item 3). Without
-/// it, logging stays swift-log's default (stdout, `info`).
+/// logger made after them to that file at `trace`, whatever level the code under test asks for: the
+/// scan must see every line the server could ever write, to show that none holds a device token, an
+/// API key, a device credential or a user token in full. Without it, logging stays swift-log's
+/// default (stdout, `info`).
 public enum TestLogCapture {
     /// Idempotent; the first fixture to run installs it (swift-log takes one bootstrap a process).
     public static func install() {

@@ -47,7 +47,7 @@ public actor BeckonApp {
         /// iOS's 30 s (apns.md E.3).
         public var backgroundCleanupLimit: Duration
         /// What the store keeps; it prunes itself as an app session closes, at most once per
-        /// `retention.interval` (issue 37: bounded however long the app lives).
+        /// `retention.interval`, so it stays bounded however long the app lives.
         public var retention: StoreRetention
 
         /// Every setting but the endpoint has a default that suits an iOS app.

@@ -32,7 +32,7 @@ public struct ExtensionBudget: Hashable, Sendable {
     /// Below this much free memory beside an answer's peak nothing more is loaded: an eighth of
     /// the budget, headroom for what the run allocates besides (the notification, the ledger
     /// write). What the process holds already is not in it: the gauge (`os_proc_available_memory`)
-    /// counts that. A quarter, on top of a 6 MB process, left room for one answer per push, so a
-    /// push naming three messages could show only the newest (issue 36).
+    /// counts that. A quarter, on top of a 6 MB process, leaves room for one answer per push, so a
+    /// push naming three messages could show only the newest.
     public var reserveBytes: Int { memoryBytes / 8 }
 }

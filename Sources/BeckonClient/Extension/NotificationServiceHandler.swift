@@ -267,8 +267,7 @@ public final class NotificationServiceHandler: Sendable {
     /// iOS may call `didReceive` for several pushes at once in one extension process
     /// (docs/simulator.md, "Field practice the model uses"). They share one sync: sessions of
     /// their own would replace one another on the server (one session per device and role,
-    /// 4001), as `beckon simulate shared-store` showed. A push whose message the shared sync
-    /// missed falls back to the fetch by id.
+    /// 4001). A push whose message the shared sync missed falls back to the fetch by id.
     private func sharedSync(_ sync: ExtensionSync) async -> ExtensionSync.Outcome {
         let (leaseWait, deadline) = (configuration.leaseWait, configuration.syncDeadline)
         let task = syncInFlight.withLock { current in

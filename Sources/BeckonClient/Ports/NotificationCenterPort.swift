@@ -8,8 +8,8 @@ public protocol NotificationCenterPort: Sendable {
     /// The identifiers of the notifications on screen now.
     func deliveredIdentifiers() async -> Set<String>
     /// The notifications on screen now, each with the messages it shows: a server alert names
-    /// them in its `beckon.ids`, and one alert may stand for several (found by `beckon simulate
-    /// fleet`: an app woken later notified again a message the alert already showed).
+    /// them in its `beckon.ids`, and one alert may stand for several (else an app woken later
+    /// would notify again a message the alert already shows).
     /// Removes these notifications, if shown.
     func removeDelivered(identifiers: [String]) async
     /// Sets the app icon's badge.

@@ -4,8 +4,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Registers this install with Beckon and keeps its tokens there current (issue 37): the first
-/// call registers (`POST /v1/devices`, with a user token from the app's backend) and keeps the
+/// Registers this install with Beckon and keeps its tokens there current: the first call
+/// registers (`POST /v1/devices`, with a user token from the app's backend) and keeps the
 /// credential in `credentials`; every later one restates the tokens with that credential
 /// (`PUT /v1/devices/{id}`), and registers anew if the server no longer knows it (401, 404).
 ///

@@ -1,6 +1,6 @@
-/// How long the device's store keeps what it has (issue 37). The store is a delivery buffer that
-/// also serves the app's recent history: messages stay `messageAge` after they arrived, at most the
-/// newest `maximumMessages`; what only guards against showing a notification twice (the ledger)
+/// How long the device's store keeps what it has. The store is a delivery buffer that also serves
+/// the app's recent history: messages stay `messageAge` after they arrived, at most the newest
+/// `maximumMessages`; what only guards against showing a notification twice (the ledger)
 /// or ringing a call that ended stays `recordAge`, longer than any push about them can arrive
 /// (an alert lives a day, `alertTimeToLive`; a re-push a few minutes more).
 ///

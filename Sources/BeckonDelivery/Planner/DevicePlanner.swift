@@ -98,7 +98,7 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
     /// proves the push arrived, but the extension shows notifications rather than clearing them:
     /// owed clears stay owed and a later clear-all is still due. So does an app session that a
     /// push within its window explains: an app woken in the background posts the notifications
-    /// of what it synced (found by `beckon simulate read-elsewhere`).
+    /// of what it synced.
     public mutating func connected(now: Date, role: SyncRole = .app) -> [PlannerAction] {
         var actions = measureMissed(now: now)
         let woken = !measured.isEmpty
@@ -132,8 +132,7 @@ public struct DevicePlanner: Hashable, Sendable, Codable {
     /// The sync session ended. Messages it left unacknowledged are pushed again with backoff
     /// until acknowledged or the device returns (rule 5). After a drop the first re-push waits (the
     /// device may be back in a moment); after a clean `bye` it goes at once: those messages
-    /// crossed the `bye`, and the app, about to be suspended, has not stored them (found by
-    /// `beckon simulate read-elsewhere`).
+    /// crossed the `bye`, and the app, about to be suspended, has not stored them.
     public mutating func disconnected(now: Date, unackedMessageIDs: [String], clean: Bool) -> [PlannerAction] {
         isConnected = false
         unseen.add(unackedMessageIDs, limit: policy.maximumIDsPerPush)

@@ -162,7 +162,7 @@ final class DeliveryDriver: Service, Sendable {
     }
 
     /// One batch of events, planned while the batch before it saves: its reads (a third of a
-    /// batch's time in a burst) no longer wait for that commit. It waits for `previous` before
+    /// batch's time in a burst) need not wait for that commit. It waits for `previous` before
     /// loading the state of a device the two share, so a device's transitions stay one at a
     /// time and in order, and before its own save, so saves keep their order. A first pass that
     /// fails (a store unavailable) is planned again from the store once `previous` is done.
@@ -220,8 +220,8 @@ final class DeliveryDriver: Service, Sendable {
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
             } catch where StoreUnavailable.matches(error) && unavailable < Self.unavailableAttempts {
                 // Locked, full, out of reach: nothing was saved, so the batch is planned again from
-                // the store once it answers (found by scripts/overload-storage.py: batches dropped here
-                // were never pushed). Backoff 0.1 s doubling to 5 s: about two minutes in all.
+                // the store once it answers (a batch dropped here would never be pushed). Backoff 0.1 s
+                // doubling to 5 s: about two minutes in all.
                 unavailable += 1
                 attempt -= 1
                 logger.warning("the store is unavailable; planning the batch again", metadata: [

@@ -44,8 +44,7 @@ public struct DeliveryService: Service {
     /// On graceful shutdown the planner finishes its events and the dispatcher its sends, but a
     /// send APNs never answers must not hold the process for the client's 30 s deadline:
     /// `shutdownGrace` after shutdown began here, the senders are cut off, which fails what
-    /// still waits. Those pushes are recorded to be tried again, and go out after the
-    /// restart (found by scripts/apns-fault-soak.py).
+    /// still waits. Those pushes are recorded to be tried again, and go out after the restart.
     public func run() async throws {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {

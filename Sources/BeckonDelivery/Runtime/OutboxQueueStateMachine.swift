@@ -25,8 +25,8 @@ struct OutboxQueueStateMachine {
 
     let slots: Int
     /// Claimed pushes an app may hold per slot (`PushDispatcher.holdPerSlot(lease:)`: eight with
-    /// the default lease). Two meant small claim pages, one commit each: in a 100,000-device
-    /// burst that capped the sender at about 4,000 pushes/s.
+    /// the default lease). Two means small claim pages, one commit each: in a 100,000-device
+    /// burst that caps the sender at about 4,000 pushes/s.
     let holdPerSlot: Int
     var holdLimit: Int { slots * holdPerSlot }
 

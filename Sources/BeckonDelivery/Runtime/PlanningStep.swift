@@ -141,8 +141,7 @@ struct PlanningStep: Sendable {
             // already) ended no connection.
             if let session, await context.presence.connectedElsewhere(ref, besides: session) { return }
             // After a clean `bye` too: a message that arrived while the session was closing was
-            // neither pushed (the device was connected) nor stored (found by `beckon simulate
-            // read-elsewhere`).
+            // neither pushed (the device was connected) nor stored.
             let unacked = try await unackedMessageIDs(of: ref)
             transition(ref) { planner, _ in
                 planner.disconnected(now: now, unackedMessageIDs: unacked, clean: clean)

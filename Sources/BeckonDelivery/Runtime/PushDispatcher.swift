@@ -210,7 +210,7 @@ final class PushDispatcher: Sendable {
     func send(_ push: OutboxPush, to device: Device?) async {
         let result = await attempt(push, to: device)
         // The slot bounds requests to APNs, not writes: the next send need not wait for this
-        // result's commit (in a burst that wait, not APNs, was what held the slots).
+        // result's commit (in a burst that wait, not APNs, would hold the slots).
         queue.withLockedValue { $0.answered(push) }
         signal.yield()
         defer { release(push) }

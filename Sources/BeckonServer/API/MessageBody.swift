@@ -22,7 +22,7 @@ struct AcceptedMessageBody: Encodable {
 
     /// The same bytes as `APIJSON.encode(self)` (keys sorted), written directly: this is the
     /// answer to every post, and Foundation's `JSONEncoder` made it 2% of a node's time at 64
-    /// connections (issue 14). `MessageBodyTests` holds the two equal.
+    /// connections. `MessageBodyTests` holds the two equal.
     var json: [UInt8] {
         var writer = JSONWriter()
         writer.beginObject()

@@ -4,7 +4,7 @@ import Crypto
 import Foundation
 
 /// Checks the short-lived user tokens an app's backend signs, with which an app on a phone
-/// registers itself as a device of that user (issue 4, "Apps and auth").
+/// registers itself as a device of that user.
 ///
 /// A user token is a JWT (RFC 7519) in compact JWS form, signed with HS256 (RFC 7518 §3.2)
 /// using the app's `user-token-secret`. Claims: `aud` is the app id (a string, or an array

@@ -7,8 +7,7 @@ import Logging
 /// An error the API answers with: an HTTP status and `{"error": {"code", "message"}}`.
 ///
 /// Codes are stable, lower-case and documented in `openapi.yaml` (`Error`); messages are for
-/// people and name the offending field, so a developer can fix a request from the answer alone
-/// (issue 4: "400 naming the field").
+/// people and name the offending field, so a developer can fix a request from the answer alone.
 public struct APIError: Error, Sendable, Equatable {
     public var status: HTTPResponse.Status
     public var code: BeckonErrorCode
@@ -100,7 +99,7 @@ extension APIError: HTTPResponseError {
                 message: (error as? HTTPError)?.body ?? error.status.reasonPhrase)
         case let error where StoreUnavailable.matches(error):
             // Passes by itself (a lock, a full disk, no descriptor left): nothing of the request
-            // was stored, and the client may retry (scripts/overload-storage.py found these answered 500).
+            // was stored, and the client may retry: a 503, not a 500.
             logger.warning("the store is unavailable", metadata: ["error": "\(String(reflecting: error))"])
             self.init(
                 status: .serviceUnavailable, code: .unavailable,

@@ -28,7 +28,7 @@ enum FileDescriptorLimit {
 
     /// `http.max-connections` when set, else the open-files limit less the reserve; never more
     /// than that: a process with no descriptor left is killed (libdispatch's worker monitor aborts
-    /// when it cannot open `/proc`, found by scripts/overload-descriptors.py), so the reserve is not negotiable.
+    /// when it cannot open `/proc`), so the reserve is not negotiable.
     static func connectionLimit(configured: Int?) -> Int {
         let ceiling = raiseToHardLimit().map { max(16, $0 - reserve) } ?? 10_000
         return min(configured ?? ceiling, ceiling)

@@ -2,9 +2,8 @@ import Hummingbird
 
 /// The ids callers choose: device ids, user ids (a user token's `sub`, message recipients) and
 /// idempotency keys. Non-empty, at most 255 bytes of UTF-8, and without control characters:
-/// SQLite's text functions end a string at U+0000, so `bob\u0000x` was stored as `bob` and reached
-/// Bob, and a newline in an id the server logs would forge log lines (CWE-117). Both found by
-/// scripts/fuzz-api.py.
+/// SQLite's text functions end a string at U+0000, so `bob\u0000x` would be stored as `bob` and
+/// reach Bob, and a newline in an id the server logs would forge log lines (CWE-117).
 enum Identifier {
     static let maximumBytes = 255
 

@@ -57,7 +57,7 @@ struct JSONObjectReader {
     }
 
     /// A whole number; `45.0` is one too (JSON Schema 2020-12, which openapi.yaml uses, counts a
-    /// number without a fraction as an integer; found by scripts/fuzz-api.py).
+    /// number without a fraction as an integer).
     func integer(_ key: String) throws(APIError) -> Int64? {
         guard let value = value(key) else { return nil }
         switch value {

@@ -172,8 +172,8 @@ final class SyncChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // A frame the decoder refused: one close frame with its code, then hang up (the decoder
         // reads nothing more, so no answer would come). This handler sends it, not NIO's
-        // automatic error handling, which wrote a second close frame after one of ours (found by
-        // scripts/sync-hostile-input.py; RFC 6455 §5.5.1: one close frame each way).
+        // automatic error handling, which writes a second close frame after one of ours (RFC 6455
+        // §5.5.1: one close frame each way).
         if let error = error as? NIOWebSocketError, case .open = state {
             state = .closed
             var data = context.channel.allocator.buffer(capacity: 2)

@@ -31,8 +31,8 @@ enum SyncConnection {
         let session = SyncSessionHandle(
             id: id, device: device, connectedAt: gateway.now(), hub: gateway.hub, logger: gateway.logger)
         // No reading while the answers (pongs) cannot be written: a device that sends and never
-        // reads would otherwise grow the server's memory until its ping timeout (found by
-        // scripts/sync-unread-pings.py). Its own frames then wait in its socket buffers instead.
+        // reads would otherwise grow the server's memory until its ping timeout. Its own frames
+        // then wait in its socket buffers instead.
         try channel.pipeline.syncOperations.addHandler(BackPressureHandler(), position: .first)
         try channel.pipeline.syncOperations.addHandler(SyncChannelHandler(session: session, limits: limits))
         session.start(driver)

@@ -1,8 +1,8 @@
 import Foundation
 
-/// What the rest of the server knows of a device's sync sessions (issue 4, point 5): whether it
-/// is connected, since when, its last ack, and how its last session ended. The delivery planner
-/// reads it (design rule 5: a device that dropped with unacknowledged messages is pushed again).
+/// What the rest of the server knows of a device's sync sessions: whether it is connected, since
+/// when, its last ack, and how its last session ended. The delivery planner reads it (design
+/// rule 5: a device that dropped with unacknowledged messages is pushed again).
 ///
 /// Kept in memory by the node the device connected to; it starts empty at each start.
 public struct SyncPresence: Sendable, Equatable {

@@ -1,10 +1,10 @@
 import BeckonJSON
 import DeviceSimulator
 
-/// What a fleet run measured: whether each message reached its user — shown in a notification,
-/// or synced while the app was in front (stored alone is not enough: a message the user never
-/// saw has not reached them, issue 36) — how fast, at what cost in pushes, and what iOS would
-/// punish. Stored and shown are counted apart too.
+/// What a fleet run measured: whether each message reached its user — shown in a notification, or
+/// synced while the app was in front (stored alone is not enough: a message the user never saw has
+/// not reached them) — how fast, at what cost in pushes, and what iOS would punish. Stored and
+/// shown are counted apart too.
 public struct FleetFigures: Sendable {
     public struct Posted: Sendable {
         var id: String
@@ -23,7 +23,7 @@ public struct FleetFigures: Sendable {
         public var reachedPromptly = 0
     }
 
-    /// "On a screen within two minutes of its post" (issue 36's bar for a chat app).
+    /// "On a screen within two minutes of its post" (the bar for a chat app).
     public static let promptSeconds = 120.0
 
     public var messages: Int { all.messages }

@@ -71,9 +71,9 @@ extension BuiltInScenarios {
         .user("phone", .goOnline, at: 250),
     ]
 
-    /// Issue 36: a phone offline for four minutes gets three messages; back online APNs delivers
-    /// only the newest push (apns.md E.1); the extension syncs all three, and all three are on
-    /// the lock screen, not only the one the push names.
+    /// A phone offline for four minutes gets three messages; back online APNs delivers only the
+    /// newest push (apns.md E.1); the extension syncs all three, and all three are on the lock
+    /// screen, not only the one the push names.
     static let filteringOffline = Scenario(
         name: "filtering-offline",
         summary: "Offline for four minutes, three messages: APNs delivers the newest push only; the extension syncs and shows all three.",
@@ -90,7 +90,7 @@ extension BuiltInScenarios {
 
     /// Rule 11 for the service extension: the phone was offline and got only the newest of three
     /// alerts (apns.md E.1); that alert names all three, and the one notification the extension
-    /// shows lists each of them. Without it the user saw "Third" alone.
+    /// shows lists each of them. Without it the user would see "Third" alone.
     static let extensionOffline = Scenario(
         name: "extension-offline",
         summary: "Offline for four minutes, three messages: APNs delivers the newest alert only; it names all three and the extension's notification lists each.",

@@ -76,7 +76,7 @@ public struct TimelineEvent: Hashable, Sendable {
         case ios
     }
 
-    /// What the fleet report counts (issue: iOS policy violations by kind).
+    /// What the fleet report counts: iOS policy violations, by kind.
     public enum Violation: String, Hashable, Sendable, CaseIterable {
         /// A VoIP push the app did not report to CallKit (apns.md E.6).
         case voipWithoutCall = "voip-without-call"

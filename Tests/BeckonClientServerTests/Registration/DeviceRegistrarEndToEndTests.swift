@@ -6,7 +6,7 @@ import Crypto
 import Foundation
 import Testing
 
-/// Issue 37: the SDK registers the install and keeps its tokens current, against a real node.
+/// The SDK registers the install and keeps its tokens current, against a real node.
 @Suite struct DeviceRegistrarEndToEndTests {
     /// The keychain, in memory; `locked` plays the phone before its first unlock.
     final class MemoryCredentials: CredentialStore {

@@ -21,7 +21,7 @@ import Testing
         #expect(recorder.results == [.newData], "once")
     }
 
-    /// Issue 37: one stream for the app, whichever session brings the news; it outlives them.
+    /// One stream for the app, whichever session brings the news; it outlives them.
     @Test func updatesCarryEverySessionsEvents() async throws {
         let harness = try AppHarness.make()
         defer { harness.test.remove() }
@@ -38,8 +38,8 @@ import Testing
         #expect(seen.withLock { $0 }.contains { if case .connected = $0 { true } else { false } })
     }
 
-    /// Issue 37: a status line follows the app's connection: idle until a session starts,
-    /// connecting, connected, connecting again after a drop, and idle once the app leaves.
+    /// A status line follows the app's connection: idle until a session starts, connecting,
+    /// connected, connecting again after a drop, and idle once the app leaves.
     @Test func theConnectionStateFollowsTheAppsSession() async throws {
         let harness = try AppHarness.make()
         defer { harness.test.remove() }

@@ -57,8 +57,8 @@ import Testing
         try store.setBadge(5, as: writer)
         probe.signal(SIGCONT)
         // Woken, it learns it lost the lease: from its lock ("revoked lost", then its commit is
-        // refused) or from its next write ("write refused"), whichever runs first. Under CI load
-        // the write sometimes came first and the lock's own word never within a minute: what
+        // refused) or from its next write ("write refused"), whichever runs first. On a loaded
+        // machine the write may come first and the lock's own word not within a minute: what
         // this test holds to is that the woken process writes nothing over the app.
         try await eventually("the woken probe to learn it lost the lease (got \(probe.lines))", timeout: .seconds(60)) {
             probe.lines.contains { $0 == "revoked lost" || $0 == "write refused" }

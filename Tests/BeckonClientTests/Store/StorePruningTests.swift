@@ -4,7 +4,7 @@ import BeckonProtocol
 import Foundation
 import Testing
 
-/// Issue 37: the device's store is bounded however long the app lives (`StoreRetention`).
+/// The device's store is bounded however long the app lives (`StoreRetention`).
 @Suite struct StorePruningTests {
     /// A month at 400 messages a day on a virtual clock, each notified, nine in ten read, a call a
     /// day: the store prunes itself once a day (as `BeckonApp` does after a sync) and ends with at

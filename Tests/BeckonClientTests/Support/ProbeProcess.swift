@@ -46,8 +46,8 @@ final class ProbeProcess: @unchecked Sendable {
     }
 
     /// SIGSTOP, then waits until the kernel shows the process stopped: on a loaded machine the
-    /// signal may not have taken effect yet when the test goes on (CI saw the "stopped" probe
-    /// still answer a preemption).
+    /// signal may not have taken effect yet when the test goes on (the "stopped" probe can still
+    /// answer a preemption).
     func stop() async throws {
         signal(SIGSTOP)
         #if os(Linux)

@@ -131,7 +131,7 @@ import Testing
         try await eventually("three shown") { await harness.center.delivered.count == 3 }
         connection.server(.readElsewhere(ids: [ScriptedConnection.id(2)], badge: 2))
         // The removal, the ledger and the badge follow one another: wait for the last of them
-        // (waiting for the removal alone failed under a loaded CI machine).
+        // (on a loaded machine, waiting for the removal alone is not enough).
         try await eventually("one removed, its ledger entry and the badge updated") {
             let removed = await harness.center.delivered.count == 2
             let badge = await harness.center.badge == 2

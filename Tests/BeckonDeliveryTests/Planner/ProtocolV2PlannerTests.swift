@@ -4,8 +4,8 @@ import BeckonProtocol
 import Foundation
 import Testing
 
-/// What issue 10 asks of the planner: honest measurement, clear-all, shown messages, calls that
-/// cannot ring after their time.
+/// What sync protocol version 2 asks of the planner: honest measurement, clear-all, shown
+/// messages, calls that cannot ring after their time.
 @Suite struct ProtocolV2PlannerTests {
     @Test func aPushWhoseWindowPassedIsMissedEvenIfTheDeviceComesBackLater() throws {
         let harness = PlannerHarness(policy: DeliveryPolicy(strategy: .serviceExtension), device: .serviceExtension)

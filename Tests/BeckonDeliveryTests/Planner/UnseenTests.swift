@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// Rule 11: an offline phone gets only the last alert APNs holds for it (apns.md E.1), so every
-/// message alert names all the device has not seen since its last session (issue 36).
+/// message alert names all the device has not seen since its last session.
 @Suite struct UnseenTests {
     private func ids(_ actions: [PlannerAction]) throws -> [String] {
         try beckon(onlyPush(actions))["ids"] as? [String] ?? []
