@@ -1,4 +1,4 @@
-/// What the status page counts for an app (`BeckonStore.appCounts`).
+/// What the status page counts for an app (`DeliveryReports.appCounts`).
 public struct AppCounts: Hashable, Sendable {
     public var devices: Int
     /// Registered but with no token left (pruned after a 410, or never given one).

@@ -1,6 +1,6 @@
 /// Per-app limits the HTTP layer enforces before it calls the store.
 public struct AppLimits: Hashable, Sendable, Codable {
-    /// Largest opaque payload of one message (issue 4: 64 KiB by default).
+    /// Largest opaque payload of one message (64 KiB by default).
     public var maxPayloadBytes: Int
     /// Most users one message may be addressed to.
     public var maxRecipientsPerMessage: Int

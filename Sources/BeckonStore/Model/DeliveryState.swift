@@ -13,8 +13,9 @@ public struct DeliveryState: Hashable, Sendable {
     public var connected: Bool
     /// How many times the state was saved (0: never). A save names the version it was planned
     /// from and succeeds only if that is still the stored one, so two nodes planning one device
-    /// at once cannot both win: the loser gets `BeckonStoreError.deliveryConflict` and plans
-    /// again from the winner's state (issue 13: one planner transition at a time per device).
+    /// at once cannot both win (one planner transition at a time per device): the loser's device
+    /// is left out of the save (`DeliveryStateStore.saveDelivery` returns it) and planned again
+    /// from the winner's state.
     public var version: Int64
 
     public init(

@@ -1,4 +1,4 @@
-/// What a sync session's `welcome` needs, read at once (`BeckonStore.sessionStart`).
+/// What a sync session's `welcome` needs, read at once (`ReadStateStore.sessionStart`).
 public struct SessionStart: Sendable {
     public var lastSequence: Int64
     /// The user's unread count.
