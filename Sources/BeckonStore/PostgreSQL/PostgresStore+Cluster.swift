@@ -4,7 +4,7 @@ import PostgresNIO
 
 /// What several nodes on one database share besides the data (docs/cluster.md): which nodes are
 /// alive, where each sync session is, and a NOTIFY channel for wake-up hints.
-extension PostgresStore {
+extension PostgresStore: ClusterStore {
     // MARK: Nodes
 
     /// Says that `node` is alive. False if its row was gone: other nodes took it for dead (it
