@@ -15,7 +15,7 @@ extension PostgresStore {
 
     /// The registration, and with `issued` the device's new credential, in one transaction.
     private func register(_ registration: DeviceRegistration, issuing issued: SecretToken.Issued?) async throws -> Device {
-        let (pushToken, voipToken) = try SQLiteStore.checkedTokens(registration)
+        let (pushToken, voipToken) = try PushTokens.checked(registration)
         guard let app = try await app(id: registration.appID) else { throw BeckonStoreError.appNotFound(registration.appID) }
         guard app.environments.contains(registration.environment) else {
             throw BeckonStoreError.invalidArgument(
@@ -51,7 +51,7 @@ extension PostgresStore {
                 try await connection.query(
                     "DELETE FROM delivery_state WHERE app_id = \(appID) AND device_id = \(deviceID)", logger: logger)
             }
-            let pushRegisteredAt: Int64? = pushToken == nil ? nil : SQLiteStore.registeredAt(registration, now: now)
+            let pushRegisteredAt: Int64? = pushToken == nil ? nil : PushTokens.registeredAt(registration, now: now)
             let voipRegisteredAt: Int64? = voipToken == nil ? nil : now
             try await connection.query(
                 """
@@ -109,8 +109,8 @@ extension PostgresStore {
     }
 
     public func removeToken(_ device: DeviceRef, kind: PushTokenKind, token: String, invalidSince: Date) async throws -> Bool {
-        guard let token = try? SQLiteStore.normalizedToken(token, field: "token") else { return false }
-        let column = SQLiteStore.tokenColumn(kind)
+        guard let token = try? PushTokens.normalized(token, field: "token") else { return false }
+        let column = PushTokens.column(kind)
         let now = timestamp
         // APNs: "Stop pushing notifications until the device registers a token with a later
         // timestamp" (docs/apns.md A.5, E.7).
@@ -127,8 +127,8 @@ extension PostgresStore {
     }
 
     public func device(appID: String, token: String, kind: PushTokenKind) async throws -> Device? {
-        guard let token = try? SQLiteStore.normalizedToken(token, field: "token") else { return nil }
-        return try await devices(where: "WHERE app_id = \(appID) AND \(unescaped: SQLiteStore.tokenColumn(kind)) = \(token)").first
+        guard let token = try? PushTokens.normalized(token, field: "token") else { return nil }
+        return try await devices(where: "WHERE app_id = \(appID) AND \(unescaped: PushTokens.column(kind)) = \(token)").first
     }
 
     public func deleteDevice(_ device: DeviceRef) async throws -> Bool {

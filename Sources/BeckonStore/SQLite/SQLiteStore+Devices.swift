@@ -16,7 +16,7 @@ extension SQLiteStore {
     /// The registration, and with `issued` the device's new credential, in one piece of a
     /// group commit.
     private func register(_ registration: DeviceRegistration, issuing issued: SecretToken.Issued?) async throws -> Device {
-        let (pushToken, voipToken) = try Self.checkedTokens(registration)
+        let (pushToken, voipToken) = try PushTokens.checked(registration)
         let capabilities = try StoreJSON.encode(registration.capabilities)
         let now = timestamp
         let logger = self.logger
@@ -81,7 +81,7 @@ extension SQLiteStore {
             ).execute(arguments: [
                 registration.appID, registration.deviceID, registration.userID, registration.bundleID,
                 registration.environment.rawValue,
-                pushToken, pushToken == nil ? nil : Self.registeredAt(registration, now: now),
+                pushToken, pushToken == nil ? nil : PushTokens.registeredAt(registration, now: now),
                 voipToken, voipToken == nil ? nil : now,
                 capabilities, registration.locale, registration.appVersion, registration.contentKey, now, now,
                 userChanged, userChanged,
@@ -132,8 +132,8 @@ extension SQLiteStore {
     }
 
     public func device(appID: String, token: String, kind: PushTokenKind) async throws -> Device? {
-        guard let token = try? Self.normalizedToken(token, field: "token") else { return nil }
-        let column = Self.tokenColumn(kind)
+        guard let token = try? PushTokens.normalized(token, field: "token") else { return nil }
+        let column = PushTokens.column(kind)
         return try await writer.read { db in
             try Row.fetchOne(
                 db, sql: "SELECT \(Device.columns) FROM device WHERE app_id = ? AND \(column) = ?", arguments: [appID, token]
@@ -152,8 +152,8 @@ extension SQLiteStore {
     public func removeToken(
         _ device: DeviceRef, kind: PushTokenKind, token: String, invalidSince: Date
     ) async throws -> Bool {
-        guard let token = try? Self.normalizedToken(token, field: "token") else { return false }
-        let column = Self.tokenColumn(kind)
+        guard let token = try? PushTokens.normalized(token, field: "token") else { return false }
+        let column = PushTokens.column(kind)
         let now = timestamp
         let removed = try await writer.write { db in
             // "Stop pushing notifications until the device registers a token with a later
@@ -204,30 +204,6 @@ extension SQLiteStore {
 
     // MARK: Helpers
 
-    /// When the push token counts as registered (both stores): the caller's earlier time (a
-    /// drop-in pusher set before Beckon saw it), else now; never later than now, so a future
-    /// time cannot outlive one of APNs' 410s (rule 8).
-    static func registeredAt(_ registration: DeviceRegistration, now: Int64) -> Int64 {
-        // Compared as a double first: a caller's absurd time must not trap in Int64's conversion.
-        guard let milliseconds = registration.pushTokenRegisteredAt.map({ $0.timeIntervalSince1970 * 1000 }),
-            milliseconds < Double(now)
-        else { return now }
-        return milliseconds <= 0 ? 0 : Int64(milliseconds.rounded(.down))
-    }
-
-    /// The registration's ids checked and its tokens normalized (both stores).
-    static func checkedTokens(_ registration: DeviceRegistration) throws -> (push: String?, voip: String?) {
-        let pushToken = try registration.pushToken.map { try normalizedToken($0, field: "pushToken") }
-        let voipToken = try registration.voipToken.map { try normalizedToken($0, field: "voipToken") }
-        guard !registration.deviceID.isEmpty else {
-            throw BeckonStoreError.invalidArgument(field: "deviceID", reason: "must not be empty")
-        }
-        guard !registration.userID.isEmpty else {
-            throw BeckonStoreError.invalidArgument(field: "userID", reason: "must not be empty")
-        }
-        return (pushToken, voipToken)
-    }
-
     static func fetchDevice(_ db: Database, _ device: DeviceRef) throws -> Device? {
         try Row.fetchOne(
             db.cachedStatement(sql: "SELECT \(Device.columns) FROM device WHERE app_id = ? AND id = ?"),
@@ -242,22 +218,5 @@ extension SQLiteStore {
             arguments: [device.appID, device.deviceID])
         else { throw BeckonStoreError.deviceNotFound(appID: device.appID, deviceID: device.deviceID) }
         return userID
-    }
-
-    static func tokenColumn(_ kind: PushTokenKind) -> String {
-        switch kind {
-        case .remote: "push_token"
-        case .voip: "voip_token"
-        }
-    }
-
-    /// Lowercase hex, so a token matches whatever case the app or APNs wrote it in. APNs tokens
-    /// are 32 bytes today but Apple documents them as variable length: only the form is checked.
-    static func normalizedToken(_ token: String, field: String) throws -> String {
-        let lower = token.lowercased()
-        guard !lower.isEmpty, lower.utf8.count % 2 == 0, lower.utf8.count <= 400,
-              lower.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
-        else { throw BeckonStoreError.invalidArgument(field: field, reason: "must be an even number of hex digits") }
-        return lower
     }
 }

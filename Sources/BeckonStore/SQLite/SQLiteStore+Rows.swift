@@ -1,46 +1,9 @@
 import BeckonProtocol
 import Foundation
 import GRDB
-import NIOConcurrencyHelpers
 
 // Decoding rows into the public models. The models stay free of GRDB so that another store can
 // produce the same values from its own rows.
-
-enum StoreJSON {
-    static func encode<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        // Sorted keys: the same value is the same text (fingerprints depend on it).
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-
-    static func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
-        try JSONDecoder().decode(type, from: Data(text.utf8))
-    }
-
-    /// `decode` for the small texts that repeat across rows (a device's capabilities, an app's
-    /// environments): the same text is decoded once. Decoding it again for every device read was
-    /// a tenth of a planning step (issue 14's profiles).
-    static func decodeRepeated<T: Decodable & Sendable>(_ type: T.Type, from text: String) throws -> T {
-        let key = RepeatedTextKey(type: ObjectIdentifier(type), text: text)
-        if let known = repeatedTexts.withLockedValue({ $0[key] }) as? T { return known }
-        let value = try decode(type, from: text)
-        repeatedTexts.withLockedValue { memo in
-            // Bounded: texts are expected to repeat; if they do not, start over.
-            if memo.count >= maximumRepeatedTexts { memo.removeAll(keepingCapacity: true) }
-            memo[key] = value
-        }
-        return value
-    }
-
-    private struct RepeatedTextKey: Hashable {
-        var type: ObjectIdentifier
-        var text: String
-    }
-
-    private static let maximumRepeatedTexts = 1_024
-    private static let repeatedTexts = NIOLockedValueBox<[RepeatedTextKey: any Sendable]>([:])
-}
 
 extension Row {
     func date(_ column: String) -> Date {
@@ -134,9 +97,6 @@ extension Device {
 }
 
 extension Message {
-    /// The columns `init(row:)` reads, qualified by the `message` table's alias `m`.
-    static let columns = "m.id, m.app_id, m.kind, m.payload, m.hints, m.urgency, m.expires_at, m.idempotency_key, m.created_at"
-
     init(row: Row) throws {
         let hints: String? = row["hints"]
         self.init(
