@@ -2,7 +2,7 @@ import BeckonJSON
 import Foundation
 import GRDB
 
-extension SQLiteStore {
+extension SQLiteStore: AppRegistry {
     @discardableResult
     public func createApp(_ app: App) async throws -> App {
         let now = timestamp
@@ -31,48 +31,6 @@ extension SQLiteStore {
     public func apps() async throws -> [App] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM app ORDER BY id").map(App.init(row:))
-        }
-    }
-
-    public func createAPIKey(appID: String, name: String?) async throws -> IssuedAPIKey {
-        let issued = SecretToken.issue(kind: SecretToken.apiKeyPrefix)
-        let now = timestamp
-        let key = try await writer.write { db in
-            try Self.requireApp(db, id: appID)
-            try db.execute(
-                sql: "INSERT INTO api_key (id, app_id, name, hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [issued.id, appID, name, issued.hash, now])
-            return AppAPIKey(id: issued.id, appID: appID, name: name, createdAt: Date(millisecondsSince1970: now))
-        }
-        logger.info("API key created", metadata: ["app": "\(appID)", "key": "\(key.prefix)"])
-        return IssuedAPIKey(key: key, secret: issued.text)
-    }
-
-    public func authenticateAPIKey(_ presented: String) async throws -> AppAPIKey? {
-        guard let parsed = SecretToken.parse(presented, kind: SecretToken.apiKeyPrefix) else { return nil }
-        return try await writer.read { db in
-            guard let row = try Row.fetchOne(
-                db, sql: "SELECT * FROM api_key WHERE id = ? AND revoked_at IS NULL", arguments: [parsed.id])
-            else { return nil }
-            guard SecretToken.matches(presented, storedHash: row["hash"]) else { return nil }
-            return AppAPIKey(row: row)
-        }
-    }
-
-    public func apiKeys(appID: String) async throws -> [AppAPIKey] {
-        try await writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM api_key WHERE app_id = ? ORDER BY created_at, id", arguments: [appID])
-                .map(AppAPIKey.init(row:))
-        }
-    }
-
-    public func revokeAPIKey(appID: String, keyID: String) async throws -> Bool {
-        let now = timestamp
-        return try await writer.write { db in
-            try db.execute(
-                sql: "UPDATE api_key SET revoked_at = ? WHERE app_id = ? AND id = ? AND revoked_at IS NULL",
-                arguments: [now, appID, keyID])
-            return db.changesCount > 0
         }
     }
 

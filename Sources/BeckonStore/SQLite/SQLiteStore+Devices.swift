@@ -2,7 +2,7 @@ import BeckonProtocol
 import Foundation
 import GRDB
 
-extension SQLiteStore {
+extension SQLiteStore: DeviceDirectory, DeviceRegistry {
     @discardableResult
     public func registerDevice(_ registration: DeviceRegistration) async throws -> Device {
         try await register(registration, issuing: nil)
@@ -22,7 +22,7 @@ extension SQLiteStore {
         let logger = self.logger
 
         // Shares commits with concurrent writes (GroupCommit): one fsync per registration made
-        // registering a fleet a matter of minutes (issue 14).
+        // registering a fleet a matter of minutes.
         return try await groupCommit.write { db in
             guard let app = try Self.fetchApp(db, id: registration.appID) else {
                 throw BeckonStoreError.appNotFound(registration.appID)
@@ -149,30 +149,6 @@ extension SQLiteStore {
         }
     }
 
-    public func removeToken(
-        _ device: DeviceRef, kind: PushTokenKind, token: String, invalidSince: Date
-    ) async throws -> Bool {
-        guard let token = try? PushTokens.normalized(token, field: "token") else { return false }
-        let column = PushTokens.column(kind)
-        let now = timestamp
-        let removed = try await writer.write { db in
-            // "Stop pushing notifications until the device registers a token with a later
-            // timestamp" (APNs, docs/apns.md A.5, E.7): a registration at or before APNs' timestamp
-            // is the dead one; a later one is the device telling us the token lives again.
-            try db.execute(
-                sql: """
-                    UPDATE device SET \(column) = NULL, \(column)_registered_at = NULL, updated_at = ?
-                    WHERE app_id = ? AND id = ? AND \(column) = ? AND \(column)_registered_at <= ?
-                    """,
-                arguments: [now, device.appID, device.deviceID, token, invalidSince.millisecondsSince1970])
-            return db.changesCount > 0
-        }
-        if removed {
-            logger.info("token removed after APNs reported it invalid", metadata: ["device": "\(device)", "kind": "\(kind)"])
-        }
-        return removed
-    }
-
     public func issueDeviceCredential(_ device: DeviceRef) async throws -> String {
         let issued = SecretToken.issue(kind: SecretToken.deviceCredentialPrefix)
         let now = timestamp
@@ -186,19 +162,6 @@ extension SQLiteStore {
         ).execute(arguments: [issued.id, issued.hash, now, device.appID, device.deviceID])
         if db.changesCount == 0 {
             throw BeckonStoreError.deviceNotFound(appID: device.appID, deviceID: device.deviceID)
-        }
-    }
-
-    public func authenticateDevice(credential: String) async throws -> Device? {
-        guard let parsed = SecretToken.parse(credential, kind: SecretToken.deviceCredentialPrefix) else { return nil }
-        return try await writer.read { db in
-            guard let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT \(Device.columns) FROM device WHERE credential_id = ?"),
-                arguments: [parsed.id]),
-                let hash = row["credential_hash"] as Data?,
-                SecretToken.matches(credential, storedHash: hash)
-            else { return nil }
-            return try Device(row: row)
         }
     }
 

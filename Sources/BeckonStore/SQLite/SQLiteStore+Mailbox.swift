@@ -2,7 +2,7 @@ import APNSCore
 import Foundation
 import GRDB
 
-extension SQLiteStore {
+extension SQLiteStore: MailboxStore {
     public func appendMessages(appID: String, _ messages: [NewMessage]) async throws -> [AppendedMessage] {
         guard !messages.isEmpty else { return [] }
         // Everything that does not need the database is prepared before taking the write lock,

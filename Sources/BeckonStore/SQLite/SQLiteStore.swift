@@ -9,7 +9,7 @@ import Logging
 /// Writes are serialized by GRDB on the single writer connection, which is what makes sequence
 /// assignment race-free: each append reads and bumps the per-user counter inside its own write
 /// transaction.
-public final class SQLiteStore: BeckonStore {
+public final class SQLiteStore: BeckonStore, Sendable {
     public enum Location: Sendable, Hashable {
         /// A database file; its directory is created if missing.
         case file(path: String)

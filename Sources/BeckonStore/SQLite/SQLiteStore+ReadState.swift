@@ -2,7 +2,7 @@ import BeckonProtocol
 import Foundation
 import GRDB
 
-extension SQLiteStore {
+extension SQLiteStore: ReadStateStore {
     @discardableResult
     public func ack(device: DeviceRef, upTo sequence: Int64) async throws -> Int64 {
         let now = timestamp
