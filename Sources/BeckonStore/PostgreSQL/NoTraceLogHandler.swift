@@ -2,7 +2,7 @@ import Logging
 
 /// A logger that never writes below `debug`, whatever level it is set to: the one the PostgreSQL
 /// store hands to PostgresNIO, which logs every wire message at `trace`, data rows included
-/// (device tokens, credential hashes). Found by scripts/scan-logs.py over a run at `trace`.
+/// (device tokens, credential hashes).
 struct NoTraceLogHandler: LogHandler {
     var base: Logger
     var metadata: Logger.Metadata = [:]

@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 
 /// Runs concurrent writes on PostgreSQL in shared transactions: `GroupCommit`'s counterpart for
-/// `PostgresStore`, used for appends.
+/// `PostgresStore`, used for appends, acks and push results.
 ///
 /// One transaction per call makes every message pay a commit (a WAL flush) and hold its users'
 /// sequence rows across it, so appends to a busy user queue one flush after another; and each
@@ -244,19 +244,4 @@ final class PostgresGroupCommit<Work: PostgresBatchedWrite>: @unchecked Sendable
         guard let code = (error as? PSQLError)?.serverInfo?[.sqlState] else { return false }
         return code == PostgresError.Code.deadlockDetected.raw || code == PostgresError.Code.serializationFailure.raw
     }
-}
-
-/// One caller's write, as `PostgresGroupCommit` batches it.
-protocol PostgresBatchedWrite: Sendable {
-    associatedtype Output: Sendable
-    /// The sequence rows it writes: the batch locks them up front, in order, with everyone else's.
-    var users: [UserRef] { get }
-    /// Runs this write alone, inside the batch's transaction (in a savepoint of its own).
-    func run(on connection: PostgresConnection, logger: Logger) async throws -> Output
-    /// Runs a whole batch at once, one outcome per write in order. A write that fails must have
-    /// written nothing. Nil, or a thrown error, if the batch cannot run this way: it is then
-    /// rolled back and run one write at a time.
-    static func runAll(
-        _ batch: [Self], on connection: PostgresConnection, logger: Logger
-    ) async throws -> [Result<Output, any Error>]?
 }

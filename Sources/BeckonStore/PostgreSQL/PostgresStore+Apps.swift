@@ -2,7 +2,7 @@ import BeckonJSON
 import Foundation
 import PostgresNIO
 
-extension PostgresStore {
+extension PostgresStore: AppRegistry {
     @discardableResult
     public func createApp(_ app: App) async throws -> App {
         guard try await returnsRow(try Self.upsert(app, now: timestamp, replacing: false)) else {
@@ -48,62 +48,7 @@ extension PostgresStore {
         try await apps(where: "ORDER BY id")
     }
 
-    public func createAPIKey(appID: String, name: String?) async throws -> IssuedAPIKey {
-        guard try await app(id: appID) != nil else { throw BeckonStoreError.appNotFound(appID) }
-        let issued = SecretToken.issue(kind: SecretToken.apiKeyPrefix)
-        let now = timestamp
-        try await client.query(
-            "INSERT INTO api_key (id, app_id, name, hash, created_at) VALUES (\(issued.id), \(appID), \(name), \(issued.hash), \(now))",
-            logger: logger)
-        let key = AppAPIKey(id: issued.id, appID: appID, name: name, createdAt: Date(millisecondsSince1970: now))
-        logger.info("API key created", metadata: ["app": "\(appID)", "key": "\(key.prefix)"])
-        return IssuedAPIKey(key: key, secret: issued.text)
-    }
-
-    public func authenticateAPIKey(_ presented: String) async throws -> AppAPIKey? {
-        guard let parsed = SecretToken.parse(presented, kind: SecretToken.apiKeyPrefix) else { return nil }
-        let rows = try await client.query(
-            "SELECT id, app_id, name, created_at, revoked_at, hash FROM api_key WHERE id = \(parsed.id) AND revoked_at IS NULL",
-            logger: logger)
-        for try await (id, appID, name, createdAt, revokedAt, hash) in rows.decode((String, String, String?, Int64, Int64?, Data).self) {
-            guard SecretToken.matches(presented, storedHash: hash) else { return nil }
-            return AppAPIKey(
-                id: id, appID: appID, name: name, createdAt: Date(millisecondsSince1970: createdAt),
-                revokedAt: revokedAt.map(Date.init(millisecondsSince1970:)))
-        }
-        return nil
-    }
-
-    public func apiKeys(appID: String) async throws -> [AppAPIKey] {
-        let rows = try await client.query(
-            "SELECT id, app_id, name, created_at, revoked_at FROM api_key WHERE app_id = \(appID) ORDER BY created_at, id",
-            logger: logger)
-        var keys: [AppAPIKey] = []
-        for try await (id, appID, name, createdAt, revokedAt) in rows.decode((String, String, String?, Int64, Int64?).self) {
-            keys.append(AppAPIKey(
-                id: id, appID: appID, name: name, createdAt: Date(millisecondsSince1970: createdAt),
-                revokedAt: revokedAt.map(Date.init(millisecondsSince1970:))))
-        }
-        return keys
-    }
-
-    public func revokeAPIKey(appID: String, keyID: String) async throws -> Bool {
-        let now = timestamp
-        return try await returnsRow(
-            "UPDATE api_key SET revoked_at = \(now) WHERE app_id = \(appID) AND id = \(keyID) AND revoked_at IS NULL RETURNING id")
-    }
-
     // MARK: Helpers
-
-    /// Runs a statement with `RETURNING`; whether it returned a row (it changed something).
-    func returnsRow(_ query: PostgresQuery) async throws -> Bool {
-        try await Self.hasRow(client.query(query, logger: logger))
-    }
-
-    static func hasRow(_ rows: PostgresRowSequence) async throws -> Bool {
-        for try await _ in rows { return true }
-        return false
-    }
 
     private static func checkApp(_ app: App) throws {
         guard !app.id.isEmpty else { throw BeckonStoreError.invalidArgument(field: "id", reason: "must not be empty") }

@@ -1,26 +1,7 @@
 import Foundation
 import PostgresNIO
 
-extension PostgresStore {
-    public func pushRecords(appID: String, since date: Date) async throws -> [PushRecord] {
-        var records: [PushRecord] = []
-        for try await (reason, strategy, pushType, state, status, count, wake, latency, createdAt, apnsReason)
-            in try await client.query(
-                """
-                SELECT reason, strategy, push_type, state, status, message_count, wake, wake_latency_ms, created_at,
-                       apns_reason
-                FROM push_outbox WHERE app_id = \(appID) AND created_at >= \(date.millisecondsSince1970)
-                """, logger: logger
-            ).decode((String, String, String?, String, Int?, Int, String?, Int64?, Int64, String?).self)
-        {
-            records.append(PushRecord(
-                reason: reason, strategy: strategy, pushType: pushType, state: state, status: status, messageCount: count,
-                wake: wake, wakeLatency: latency.map { Double($0) / 1000 }, createdAt: Date(millisecondsSince1970: createdAt),
-                apnsReason: apnsReason))
-        }
-        return records
-    }
-
+extension PostgresStore: CallStore {
     /// Once per call, whichever node hears it first: the primary key decides.
     public func endCall(appID: String, callID: String, outcome: String, at date: Date) async throws -> CallEndResult {
         try await transaction { connection in
@@ -78,6 +59,3 @@ extension PostgresStore {
         return users
     }
 }
-
-/// Every operation of the store protocol, on PostgreSQL.
-extension PostgresStore: BeckonStore {}

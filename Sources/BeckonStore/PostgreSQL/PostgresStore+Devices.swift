@@ -2,7 +2,7 @@ import BeckonProtocol
 import Foundation
 import PostgresNIO
 
-extension PostgresStore {
+extension PostgresStore: DeviceDirectory, DeviceRegistry {
     @discardableResult
     public func registerDevice(_ registration: DeviceRegistration) async throws -> Device {
         try await register(registration, issuing: nil)
@@ -108,24 +108,6 @@ extension PostgresStore {
         return Dictionary(uniqueKeysWithValues: found.map { ($0.ref, $0) })
     }
 
-    public func removeToken(_ device: DeviceRef, kind: PushTokenKind, token: String, invalidSince: Date) async throws -> Bool {
-        guard let token = try? PushTokens.normalized(token, field: "token") else { return false }
-        let column = PushTokens.column(kind)
-        let now = timestamp
-        // APNs: "Stop pushing notifications until the device registers a token with a later
-        // timestamp" (docs/apns.md A.5, E.7).
-        let removed = try await returnsRow(
-            """
-            UPDATE device SET \(unescaped: column) = NULL, \(unescaped: column)_registered_at = NULL, updated_at = \(now)
-            WHERE app_id = \(device.appID) AND id = \(device.deviceID) AND \(unescaped: column) = \(token)
-              AND \(unescaped: column)_registered_at <= \(invalidSince.millisecondsSince1970) RETURNING id
-            """)
-        if removed {
-            logger.info("token removed after APNs reported it invalid", metadata: ["device": "\(device)", "kind": "\(kind)"])
-        }
-        return removed
-    }
-
     public func device(appID: String, token: String, kind: PushTokenKind) async throws -> Device? {
         guard let token = try? PushTokens.normalized(token, field: "token") else { return nil }
         return try await devices(where: "WHERE app_id = \(appID) AND \(unescaped: PushTokens.column(kind)) = \(token)").first
@@ -152,21 +134,7 @@ extension PostgresStore {
         """
     }
 
-    public func authenticateDevice(credential: String) async throws -> Device? {
-        guard let parsed = SecretToken.parse(credential, kind: SecretToken.deviceCredentialPrefix) else { return nil }
-        let rows = try await client.query(
-            "SELECT \(unescaped: Self.deviceColumns), credential_hash FROM device WHERE credential_id = \(parsed.id)",
-            logger: logger)
-        for try await row in rows {
-            let columns = row.makeRandomAccess()
-            guard let hash = try columns["credential_hash"].decode(Data?.self), SecretToken.matches(credential, storedHash: hash)
-            else { return nil }
-            return try Device(postgres: columns)
-        }
-        return nil
-    }
-
-    // MARK: Rows
+    // MARK: Helpers
 
     static let deviceColumns = """
         app_id, id, user_id, bundle_id, environment, push_token, push_token_registered_at, voip_token,
@@ -184,35 +152,14 @@ extension PostgresStore {
         }
         return devices
     }
-}
 
-extension Device {
-    init(postgres row: PostgresRandomAccessRow) throws {
-        func date(_ column: String) throws -> Date { Date(millisecondsSince1970: try row[column].decode(Int64.self)) }
-        func optionalDate(_ column: String) throws -> Date? {
-            try row[column].decode(Int64?.self).map(Date.init(millisecondsSince1970:))
+    /// The device's user, or `deviceNotFound`.
+    static func requireUser(_ runner: some PostgresQueryRunner, of device: DeviceRef, logger: Logger) async throws -> String {
+        for try await userID in try await runner.run(
+            "SELECT user_id FROM device WHERE app_id = \(device.appID) AND id = \(device.deviceID)", logger: logger
+        ).decode(String.self) {
+            return userID
         }
-        let environment = try row["environment"].decode(String.self)
-        guard let parsed = PushEnvironment(rawValue: environment) else {
-            throw BeckonStoreError.invalidArgument(field: "environment", reason: "unknown value \(environment) in the database")
-        }
-        self.init(
-            appID: try row["app_id"].decode(String.self),
-            id: try row["id"].decode(String.self),
-            userID: try row["user_id"].decode(String.self),
-            bundleID: try row["bundle_id"].decode(String.self),
-            environment: parsed,
-            pushToken: try row["push_token"].decode(String?.self),
-            pushTokenRegisteredAt: try optionalDate("push_token_registered_at"),
-            voipToken: try row["voip_token"].decode(String?.self),
-            voipTokenRegisteredAt: try optionalDate("voip_token_registered_at"),
-            capabilities: try StoreJSON.decode(DeviceCapabilities.self, from: try row["capabilities"].decode(String.self)),
-            locale: try row["locale"].decode(String?.self),
-            appVersion: try row["app_version"].decode(String?.self),
-            hasCredential: try row["has_credential"].decode(Bool.self),
-            pushProblem: try row["push_problem"].decode(String?.self),
-            contentKey: try row["content_key"].decode(Data?.self),
-            createdAt: try date("created_at"),
-            updatedAt: try date("updated_at"))
+        throw BeckonStoreError.deviceNotFound(appID: device.appID, deviceID: device.deviceID)
     }
 }

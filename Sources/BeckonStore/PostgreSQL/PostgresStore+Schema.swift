@@ -182,7 +182,7 @@ extension PostgresStore {
             )
             """,
         ]),
-        // Several nodes (issue 13): planner versions, the mailbox's change time (the polling
+        // Several nodes: planner versions, the mailbox's change time (the polling
         // fallback when a wake-up hint is lost), live nodes and where each sync session is.
         (2, [
             "ALTER TABLE delivery_state ADD COLUMN version bigint NOT NULL DEFAULT 1",
@@ -210,7 +210,7 @@ extension PostgresStore {
             "CREATE INDEX sync_session_node ON sync_session(node_id)",
             "CREATE INDEX sync_session_user ON sync_session(app_id, user_id)",
         ]),
-        // DeliveryState.connected (issue 15: rule 5 after a crash).
+        // DeliveryState.connected (rule 5 after a crash).
         (3, ["ALTER TABLE delivery_state ADD COLUMN connected boolean NOT NULL DEFAULT false"]),
         // The caller's apns-id header when it is not the outbox key (OutboxPush.id); NULL: the key.
         (4, ["ALTER TABLE push_outbox ADD COLUMN apns_id text"]),

@@ -3,11 +3,11 @@ import Logging
 import PostgresNIO
 
 /// The durable store on PostgreSQL, for several nodes on one database (selected with
-/// `database.url` = `postgres://…`; docs/cluster.md): every `BeckonStore` operation, plus what
-/// the nodes share besides the data (PostgresStore+Cluster).
+/// `database.url` = `postgres://…`; docs/cluster.md): every `BeckonStore` role, plus what the
+/// nodes share besides the data (`ClusterStore`).
 ///
 /// Run it (`run()`) in the node's service group: the client's connection pool lives there.
-public final class PostgresStore: Sendable {
+public final class PostgresStore: BeckonStore, Sendable {
     let client: PostgresClient
     let logger: Logger
     let now: @Sendable () -> Date
@@ -57,6 +57,18 @@ public final class PostgresStore: Sendable {
     /// A statement no query can carry binds for (`CREATE DATABASE`): tests and the simulator only.
     public func execute(unsafeSQL sql: String) async throws {
         try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+    }
+
+    // MARK: Helpers
+
+    /// Runs a statement with `RETURNING`; whether it returned a row (it changed something).
+    func returnsRow(_ query: PostgresQuery) async throws -> Bool {
+        try await Self.hasRow(client.query(query, logger: logger))
+    }
+
+    static func hasRow(_ rows: PostgresRowSequence) async throws -> Bool {
+        for try await _ in rows { return true }
+        return false
     }
 
     var timestamp: Int64 { Int64((now().timeIntervalSince1970 * 1000).rounded(.down)) }

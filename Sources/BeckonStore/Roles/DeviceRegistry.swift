@@ -1,5 +1,6 @@
-/// Devices registering, leaving, and getting their sync credential: what a device (or a
-/// drop-in on its behalf) changes about itself. Reads come with it, as a writer's do.
+/// Devices registering, leaving and getting their sync credential: what a device (or a drop-in
+/// on its behalf) changes about itself. It refines `DeviceDirectory` as GRDB's writer refines its
+/// reader: whoever registers a device also reads it back.
 public protocol DeviceRegistry: DeviceDirectory {
     /// Registers a device, or replaces the registration of a device already known by
     /// (app, device id). See `DeviceRegistration` for what a registration means for tokens,

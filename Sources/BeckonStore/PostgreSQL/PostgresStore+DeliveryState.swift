@@ -3,7 +3,7 @@ import BeckonProtocol
 import Foundation
 import PostgresNIO
 
-extension PostgresStore {
+extension PostgresStore: DeliveryStateStore {
     public func deliveryStates(_ devices: [DeviceRef]) async throws -> [DeviceRef: DeliveryState] {
         guard !devices.isEmpty else { return [:] }
         let appIDs = devices.map(\.appID)
@@ -145,7 +145,7 @@ extension PostgresStore {
         guard !wakes.isEmpty else { return }
         // Int64.min stands for a missed wake (no latency). Not -1: a latency can be below zero
         // (a push decided after its device connected, before the connection was planned), and
-        // that device came, as SQLite records it (found by scripts/multi-node.py, check 4).
+        // that device came, as SQLite records it.
         let none = Int64.min
         try await connection.query(
             """
@@ -157,55 +157,6 @@ extension PostgresStore {
             """, logger: logger)
     }
 
-    /// Claims due pushes for this node until `leaseUntil`: rows another node holds are skipped,
-    /// not waited for (`SKIP LOCKED`), and a claim whose node died comes due again when its
-    /// lease runs out — no restart needed (issue 13). A retry's schedule is its `next_attempt_at`.
-    public func claimPushes(appID: String, before date: Date, limit: Int, leaseUntil: Date) async throws -> [OutboxPush] {
-        try await transaction { connection in
-            var pushes: [OutboxPush] = []
-            let rows = try await connection.query(
-                """
-                UPDATE push_outbox SET next_attempt_at = \(leaseUntil.millisecondsSince1970)
-                WHERE id IN (SELECT id FROM push_outbox
-                             WHERE state = 'pending' AND app_id = \(appID) AND next_attempt_at <= \(date.millisecondsSince1970)
-                             ORDER BY next_attempt_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-                RETURNING id, app_id, device_id, token_kind, reason, strategy, push_type, topic, priority, expiration,
-                          collapse_id, payload, message_count, ringing_call_id, ringing_until, attempts, created_at, apns_id
-                """, logger: logger)
-            var unreadable: [String] = []
-            for try await row in rows {
-                let columns = row.makeRandomAccess()
-                do {
-                    pushes.append(try Self.outboxPush(columns))
-                } catch {
-                    unreadable.append(try columns["id"].decode(String.self))
-                }
-            }
-            // A row that no longer passes APNs' checks is given up alone, so it cannot stall the queue.
-            for id in unreadable {
-                try await connection.query(
-                    "UPDATE push_outbox SET state = 'failed', apns_reason = 'Unreadable' WHERE id = \(id)", logger: logger)
-            }
-            return pushes.sorted { $0.createdAt < $1.createdAt }
-        }
-    }
-
-    /// With several nodes, a claim is not this node's to release: it comes due again when its
-    /// lease runs out (`claimPushes`). So this does nothing here.
-    public func releaseClaims(now: Date) async throws -> Int { 0 }
-
-    /// Concurrent results share transactions (PostgresGroupCommit, `PostgresCompletion`): one
-    /// commit per push would make each push cost a WAL flush of its own.
-    public func completePush(id: String, result: PushAttemptResult) async throws {
-        try await completions.write(PostgresCompletion(id: id, result: result))
-    }
-
-    public func setPushProblem(_ device: DeviceRef, problem: String?) async throws {
-        try await client.query(
-            "UPDATE device SET push_problem = \(problem) WHERE app_id = \(device.appID) AND id = \(device.deviceID)",
-            logger: logger)
-    }
-
     public func devicesSavedAsConnected() async throws -> [DeviceRef] {
         var devices: [DeviceRef] = []
         for try await (appID, deviceID) in try await client.query(
@@ -214,103 +165,5 @@ extension PostgresStore {
             devices.append(DeviceRef(appID: appID, deviceID: deviceID))
         }
         return devices
-    }
-
-    public func appCounts(appID: String) async throws -> AppCounts {
-        for try await (devices, withoutToken, pending) in try await client.query(
-            """
-            SELECT (SELECT count(*)::integer FROM device WHERE app_id = \(appID)),
-                   (SELECT count(*)::integer FROM device WHERE app_id = \(appID) AND push_token IS NULL AND voip_token IS NULL),
-                   (SELECT count(*)::integer FROM push_outbox WHERE app_id = \(appID) AND state = 'pending')
-            """, logger: logger
-        ).decode((Int, Int, Int).self) {
-            return AppCounts(devices: devices, devicesWithoutToken: withoutToken, pendingPushes: pending)
-        }
-        return AppCounts(devices: 0, devicesWithoutToken: 0, pendingPushes: 0)
-    }
-
-    public func unreachableDeviceCount(appID: String) async throws -> Int {
-        for try await count in try await client.query(
-            "SELECT count(*)::integer FROM delivery_state WHERE app_id = \(appID) AND unreachable", logger: logger
-        ).decode(Int.self) {
-            return count
-        }
-        return 0
-    }
-
-    static func outboxPush(_ row: PostgresRandomAccessRow) throws -> OutboxPush {
-        let id = try row["id"].decode(String.self)
-        func value<T: RawRepresentable>(_ column: String, _ type: T.Type) throws -> T where T.RawValue == String {
-            let raw = try row[column].decode(String.self)
-            guard let value = T(rawValue: raw) else {
-                throw BeckonStoreError.invalidArgument(field: "push_outbox.\(column)", reason: "unknown value \(raw) in \(id)")
-            }
-            return value
-        }
-        guard let key = UUID(uuidString: id),
-            let apnsID = UUID(uuidString: try row["apns_id"].decode(String?.self) ?? id),
-            let priority = APNSPriority(rawValue: try row["priority"].decode(Int.self))
-        else { throw BeckonStoreError.invalidArgument(field: "push_outbox", reason: "unreadable apns-id or priority in \(id)") }
-        let expiration = try row["expiration"].decode(String?.self).map(APNSExpiration.init(headerValue:)) ?? .default
-        guard let expiration else {
-            throw BeckonStoreError.invalidArgument(field: "push_outbox.expiration", reason: "unreadable in \(id)")
-        }
-        let notification = try APNSRenderedNotification(
-            restoring: try value("push_type", APNSPushType.self), topic: try row["topic"].decode(String.self), priority: priority,
-            expiration: expiration, collapseID: try row["collapse_id"].decode(String?.self), apnsID: apnsID,
-            payload: Array(try row["payload"].decode(Data.self)))
-        return OutboxPush(
-            device: DeviceRef(appID: try row["app_id"].decode(String.self), deviceID: try row["device_id"].decode(String.self)),
-            tokenKind: try value("token_kind", PushTokenKind.self), reason: try value("reason", PushReason.self),
-            strategy: try value("strategy", DeliveryStrategy.self), notification: notification,
-            messageCount: try row["message_count"].decode(Int.self), ringingCallID: try row["ringing_call_id"].decode(String?.self),
-            ringingUntil: try row["ringing_until"].decode(Int64?.self).map(Date.init(millisecondsSince1970:)),
-            attempts: try row["attempts"].decode(Int.self),
-            createdAt: Date(millisecondsSince1970: try row["created_at"].decode(Int64.self)), id: key)
-    }
-}
-
-/// One `completePush` call, as `PostgresGroupCommit` batches it. It takes no sequence row.
-struct PostgresCompletion: PostgresBatchedWrite {
-    var id: String
-    var result: PushAttemptResult
-
-    var users: [UserRef] { [] }
-
-    func run(on connection: PostgresConnection, logger: Logger) async throws {
-        _ = try await Self.runAll([self], on: connection, logger: logger)
-    }
-
-    /// One statement for the batch. Sent and failed end the push; a retry keeps it pending with
-    /// its next attempt's time. An id that is not stored changes nothing (as one UPDATE would).
-    static func runAll(
-        _ batch: [PostgresCompletion], on connection: PostgresConnection, logger: Logger
-    ) async throws -> [Result<Void, any Error>]? {
-        var kinds: [String] = [], times: [Int64] = [], statuses: [Int] = [], reasons: [String] = []
-        for completion in batch {
-            // '' stands for no reason (a sent push clears it): arrays cannot carry NULLs here.
-            let (kind, at, status, reason): (String, Date, Int, String) = switch completion.result {
-            case .sent(let at): ("sent", at, 200, "")
-            case .failed(let status, let reason, let at): ("failed", at, status, reason ?? "")
-            case .retry(let status, let reason, let next): ("retry", next, status, reason ?? "")
-            }
-            kinds.append(kind)
-            times.append(at.millisecondsSince1970)
-            statuses.append(status)
-            reasons.append(reason)
-        }
-        try await connection.query(
-            """
-            UPDATE push_outbox o SET
-                state = CASE WHEN c.kind = 'retry' THEN o.state ELSE c.kind END,
-                attempts = o.attempts + 1,
-                sent_at = CASE WHEN c.kind = 'retry' THEN o.sent_at ELSE c.at END,
-                next_attempt_at = CASE WHEN c.kind = 'retry' THEN c.at ELSE o.next_attempt_at END,
-                status = c.status, apns_reason = NULLIF(c.reason, '')
-            FROM unnest(\(batch.map(\.id))::text[], \(kinds)::text[], \(times)::bigint[], \(statuses)::bigint[], \(reasons)::text[])
-                 AS c(id, kind, at, status, reason)
-            WHERE o.id = c.id
-            """, logger: logger)
-        return batch.map { _ in .success(()) }
     }
 }

@@ -1,0 +1,56 @@
+import Logging
+import PostgresNIO
+
+/// One `ack` call, as `PostgresGroupCommit` batches it. Acks take no sequence row: they only
+/// read the user's last sequence.
+struct PostgresAck: PostgresBatchedWrite {
+    var device: DeviceRef
+    var sequence: Int64
+    var now: Int64
+
+    var users: [UserRef] { [] }
+
+    func run(on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
+        guard let acked = try await Self.runAll([self], on: connection, logger: logger)?.first else {
+            throw BeckonStoreError.deviceNotFound(appID: device.appID, deviceID: device.deviceID)
+        }
+        return try acked.get()
+    }
+
+    /// The whole batch in one statement: each device's cursor moved to its highest ack, never
+    /// past the last sequence handed out (a client acking a number it cannot have seen would
+    /// skip messages appended later), and only forward (GREATEST: acks arrive late and out of
+    /// order). Rows are written in (app, device) order, so two nodes' batches cannot deadlock.
+    static func runAll(
+        _ batch: [PostgresAck], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [Result<Int64, any Error>]? {
+        // One row per device (an upsert cannot touch a row twice): the highest ack wins.
+        var highest: [DeviceRef: PostgresAck] = [:]
+        for ack in batch where highest[ack.device].map({ $0.sequence < ack.sequence }) ?? true {
+            highest[ack.device] = ack
+        }
+        let acks = Array(highest.values)
+        var stored: [DeviceRef: Int64] = [:]
+        for try await (appID, deviceID, acked) in try await connection.query(
+            """
+            INSERT INTO device_cursor (app_id, device_id, acked_sequence, updated_at)
+            SELECT a.app_id, a.device_id, GREATEST(0, LEAST(a.sequence, COALESCE(s.last_sequence, 0))), a.now
+            FROM unnest(\(acks.map(\.device.appID))::text[], \(acks.map(\.device.deviceID))::text[],
+                        \(acks.map(\.sequence))::bigint[], \(acks.map(\.now))::bigint[]) AS a(app_id, device_id, sequence, now)
+            JOIN device d ON d.app_id = a.app_id AND d.id = a.device_id
+            LEFT JOIN user_sequence s ON s.app_id = d.app_id AND s.user_id = d.user_id
+            ORDER BY a.app_id, a.device_id
+            ON CONFLICT (app_id, device_id) DO UPDATE SET
+                acked_sequence = GREATEST(device_cursor.acked_sequence, excluded.acked_sequence),
+                updated_at = excluded.updated_at
+            RETURNING app_id, device_id, acked_sequence
+            """, logger: logger
+        ).decode((String, String, Int64).self) {
+            stored[DeviceRef(appID: appID, deviceID: deviceID)] = acked
+        }
+        return batch.map { ack in
+            stored[ack.device].map(Result.success)
+                ?? .failure(BeckonStoreError.deviceNotFound(appID: ack.device.appID, deviceID: ack.device.deviceID))
+        }
+    }
+}
