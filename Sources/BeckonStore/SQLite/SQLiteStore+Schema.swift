@@ -169,7 +169,7 @@ extension SQLiteStore {
                 """)
         }
         migrator.registerMigration("v3-content-key") { db in
-            // The key content pushes are sealed with for the device's extension (issue 5).
+            // The key content pushes are sealed with for the device's extension.
             try db.execute(sql: "ALTER TABLE device ADD COLUMN content_key BLOB")
         }
         migrator.registerMigration("v4-unread-counters") { db in

@@ -52,11 +52,11 @@ public final class SQLiteStore: BeckonStore, Sendable {
         configuration.busyMode = .timeout(5)
         // SQLite's default page cache (2 MiB) suits a small file: past a few tens of thousands of
         // devices every planning step read its pages again with pread(2), and the per-message
-        // path slowed as devices were added (issue 14's profile). No memory map by default: in
-        // WAL mode a reader drops its cache and unmaps its whole map when it starts a read after
-        // any commit, and under a steady write load the unmapping, remapping and page faults
-        // (with the TLB shootdowns they cause across cores) cost more than pread's copies: the
-        // live path's p99 fell from 2.0-2.3 ms to 1.7-1.9 ms without the map (BENCHMARKS.md).
+        // path slowed as devices were added. No memory map by default: in WAL mode a reader
+        // drops its cache and unmaps its whole map when it starts a read after any commit, and
+        // under a steady write load the unmapping, remapping and page faults (with the TLB
+        // shootdowns they cause across cores) cost more than pread's copies: the live path's p99
+        // fell from 2.0-2.3 ms to 1.7-1.9 ms without the map (BENCHMARKS.md).
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA cache_size = -\(memory.cacheMiB * 1024)")
             try db.execute(sql: "PRAGMA mmap_size = \(Int64(memory.mmapMiB) * 1024 * 1024)")

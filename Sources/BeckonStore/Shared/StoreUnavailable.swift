@@ -4,8 +4,7 @@ import PostgresNIO
 /// Store failures that say nothing about the request and pass by themselves: the database is
 /// locked or busy, out of space, cannot be opened (no file descriptor left), or its server is out
 /// of reach. The API answers them 503 with `Retry-After` instead of 500, and the planner tries
-/// its batch again instead of dropping it (found by scripts/overload-storage.py: a locked database and a
-/// full disk were 500s, and planning batches lost then were never pushed).
+/// its batch again instead of dropping it: a planning batch dropped then would never be pushed.
 public enum StoreUnavailable {
     public static func matches(_ error: any Error) -> Bool {
         if let error = error as? DatabaseError {
