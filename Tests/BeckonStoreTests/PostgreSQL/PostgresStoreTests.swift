@@ -5,8 +5,6 @@ import Testing
 
 @testable import BeckonStore
 
-let postgresTestURL = ProcessInfo.processInfo.environment["BECKON_TEST_POSTGRES_URL"]
-
 /// The PostgreSQL store against a real server: `BECKON_TEST_POSTGRES_URL` (CI sets it with
 /// `scripts/postgres.sh start`). The other suites run the store's behaviour on both stores
 /// (`withEachStore`); these add what only PostgreSQL has: several nodes on one database, its

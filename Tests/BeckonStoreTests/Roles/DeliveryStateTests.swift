@@ -5,7 +5,7 @@ import Testing
 @testable import BeckonStore
 
 /// Planner states are saved only from the version they were planned from, and their deadlines
-/// are claimed so that one planning step takes each (issue 13: several nodes, one database).
+/// are claimed so that one planning step takes each (several nodes, one database).
 @Suite struct DeliveryStateTests {
     static let phone = DeviceRef(appID: "chat", deviceID: "phone")
     static let tablet = DeviceRef(appID: "chat", deviceID: "tablet")

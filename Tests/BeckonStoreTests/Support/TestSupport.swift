@@ -7,6 +7,10 @@ import Testing
 @testable import BeckonStore
 import TestCapture
 
+/// The PostgreSQL server the tests may use (`scripts/postgres.sh start` prints one); without it,
+/// only the SQLite store is tested.
+let postgresTestURL = ProcessInfo.processInfo.environment["BECKON_TEST_POSTGRES_URL"]
+
 /// A clock the test moves by hand.
 final class TestClock: @unchecked Sendable {
     private let lock = NSLock()
@@ -70,7 +74,7 @@ func token(_ seed: String) -> String {
 func text(_ string: String) -> Data { Data(string.utf8) }
 
 /// Runs `body` on a fresh SQLite store, and on a fresh PostgreSQL database too when
-/// `BECKON_TEST_POSTGRES_URL` is set (CI sets it): one suite, two stores (issue 13).
+/// `BECKON_TEST_POSTGRES_URL` is set (CI sets it): one suite, two stores.
 func withEachStore(clock: TestClock = TestClock(), _ body: (any BeckonStore) async throws -> Void) async throws {
     try await withStore(clock: clock) { store in try await body(store) }
     guard let url = postgresTestURL else { return }
