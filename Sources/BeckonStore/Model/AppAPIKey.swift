@@ -1,7 +1,7 @@
 import Foundation
 
-/// A backend's key for one app, as stored: an id that is also the key's visible prefix, and the
-/// SHA-256 of the whole key. The secret itself is never stored.
+/// A backend's key for one app, as stored: an id that is also the key's visible prefix
+/// (`prefix`), and the SHA-256 of the whole key. The secret itself is never stored.
 public struct AppAPIKey: Hashable, Sendable, Codable {
     /// Random, unique, and part of the key text (`bk_<id>_<secret>`), so a presented key is found
     /// by index and only then compared by hash.
@@ -10,9 +10,6 @@ public struct AppAPIKey: Hashable, Sendable, Codable {
     public var name: String?
     public var createdAt: Date
     public var revokedAt: Date?
-
-    /// What an operator sees in listings and logs, never enough to authenticate.
-    public var prefix: String { "\(SecretToken.apiKeyPrefix)_\(id)" }
 
     public init(id: String, appID: String, name: String?, createdAt: Date, revokedAt: Date? = nil) {
         self.id = id

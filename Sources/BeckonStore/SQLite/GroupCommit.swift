@@ -22,7 +22,7 @@ final class GroupCommit: @unchecked Sendable {
 
     func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            let pending = Pending(work, continuation: continuation)
+            let pending = PendingPiece(work, continuation: continuation)
             let startDrainer = lock.withLock {
                 queue.append(pending)
                 defer { draining = true }
@@ -89,7 +89,7 @@ private protocol PendingWrite: AnyObject, Sendable {
     func fail(_ error: any Error)
 }
 
-private final class Pending<T: Sendable>: PendingWrite, @unchecked Sendable {
+private final class PendingPiece<T: Sendable>: PendingWrite, @unchecked Sendable {
     private let work: @Sendable (Database) throws -> T
     private let continuation: CheckedContinuation<T, any Error>
     /// Set inside the transaction, reported only once it has committed. Touched only on the
