@@ -17,7 +17,7 @@ were scanned (a scan of nothing proves nothing).
 import argparse, os, re, sys
 
 # Beckon's secrets are `<kind>_<12-character id>_<43-character secret>`, base64 with `-` and `.`
-# (Sources/BeckonStore/SecretToken.swift); a public prefix stops after the id.
+# (Sources/BeckonStore/Shared/SecretToken.swift); a public prefix stops after the id.
 SECRET = r"[A-Za-z0-9.\-]"
 PATTERNS = [
     ("API key", re.compile(rf"\bbk_{SECRET}{{12}}_{SECRET}{{16,}}")),

@@ -20,7 +20,7 @@ scripts/apns-interop.sh
 # Every target depends on what it imports from the package (an Xcode app that links one product
 # gets only the targets that product declares).
 python3 scripts/check-imports.py
-python3 scripts/check-folders.py BeckonServer BeckonDelivery docs/design.md
+python3 scripts/check-folders.py BeckonServer BeckonDelivery BeckonStore docs/design.md
 swift build --product beckon >/dev/null
 # The iOS adapters and docs/client-sdk.md's samples against a stand-in for Apple's SDK, as app and extension.
 scripts/typecheck-apple.sh
