@@ -19,7 +19,11 @@ import ServiceLifecycle
 /// for it from the new state, so one device's transitions still happen one at a time,
 /// cluster-wide.
 final class DeliveryDriver: Service, Sendable {
-    let store: any BeckonStore
+    /// Planning's reads (`PlanningContext.store`), the planners' due deadlines and saves, and
+    /// the unread bookkeeping it prunes.
+    typealias Store = DeviceDirectory & ReadStateStore & MailboxStore & DeliveryStateStore
+
+    let store: any Store
     let policies: [String: DeliveryPolicy]
     /// Each app's bundle id: the topic its pushes are rendered for.
     let bundleIDs: [String: String]
@@ -55,7 +59,7 @@ final class DeliveryDriver: Service, Sendable {
     let plannerCacheLimit = 200_000
 
     init(
-        store: any BeckonStore, policies: [String: DeliveryPolicy], bundleIDs: [String: String], dispatcher: PushDispatcher, metrics: DeliveryMetrics,
+        store: any Store, policies: [String: DeliveryPolicy], bundleIDs: [String: String], dispatcher: PushDispatcher, metrics: DeliveryMetrics,
         tick: Duration = .seconds(1), logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
         presence: any DevicePresence, deadlineLease: TimeInterval = 30
     ) {

@@ -8,7 +8,9 @@ import NIOConcurrencyHelpers
 /// the driver saves what it decided (`PlannedBatch`).
 struct PlanningContext: Sendable {
     var now: Date
-    var store: any BeckonStore
+    /// What planning reads: the devices, unread counts and cursors, the mailbox after a cursor,
+    /// and the planners' saved states.
+    var store: any DeviceDirectory & ReadStateStore & MailboxStore & DeliveryStateStore
     var presence: any DevicePresence
     var policies: [String: DeliveryPolicy]
     /// Each app's bundle id: the topic its pushes are rendered for.

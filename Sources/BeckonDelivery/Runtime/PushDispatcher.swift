@@ -19,7 +19,11 @@ import NIOConcurrencyHelpers
 /// Each app has its own limit of pushes in flight (a bulkhead): an app whose credential is broken
 /// or whose pushes hang cannot take the slots of the others.
 final class PushDispatcher: Sendable {
-    let store: any BeckonStore
+    /// What sending reads and writes: the outbox, the devices' tokens, what APNs' answers change,
+    /// and whether a call still rings.
+    typealias Store = PushOutbox & DeviceDirectory & TokenFeedback & CallStore
+
+    let store: any Store
     let senders: [String: any PushSender]
     let metrics: DeliveryMetrics
     let logger: Logger
@@ -40,7 +44,7 @@ final class PushDispatcher: Sendable {
     let lease: TimeInterval
 
     init(
-        store: any BeckonStore, senders: [String: any PushSender], metrics: DeliveryMetrics, logger: Logger,
+        store: any Store, senders: [String: any PushSender], metrics: DeliveryMetrics, logger: Logger,
         perAppConcurrency: Int = 200, retry: APNSRetryPolicy = PushDispatcher.defaultRetry, lease: TimeInterval = 300,
         idlePoll: Duration = .seconds(1),
         now: @escaping @Sendable () -> Date = { Date() }
