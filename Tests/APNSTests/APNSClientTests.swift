@@ -83,8 +83,8 @@ import Testing
         try await EmulatorHarness.run { harness in
             _ = try await harness.sendConcurrently(5)
             // Long enough that streams are still in flight when the limit drops, however late this
-            // task wakes on a loaded machine (at 20 ms every answer can be out first).
-            harness.emulator.setResponseDelay(.milliseconds(300))
+            // task wakes on a loaded machine: the whole suite on two cores held it past 300 ms.
+            harness.emulator.setResponseDelay(.seconds(2))
             async let responses = harness.sendConcurrently(200)
             while harness.emulator.counters.requests < 50 { try await Task.sleep(for: .milliseconds(5)) }
             harness.emulator.setMaxConcurrentStreams(1, refuseExcessInFlight: true)
@@ -122,8 +122,8 @@ import Testing
         try await EmulatorHarness.run { harness in
             _ = try await harness.sendConcurrently(5)
             // Long enough that streams are still in flight when the limit drops, however late this
-            // task wakes on a loaded machine (at 20 ms every answer can be out first).
-            harness.emulator.setResponseDelay(.milliseconds(300))  // Keep streams open long enough to cut.
+            // task wakes on a loaded machine: the whole suite on two cores held it past 300 ms.
+            harness.emulator.setResponseDelay(.seconds(2))  // Keep streams open long enough to cut.
             async let responses = harness.sendConcurrently(200)
             while harness.emulator.counters.requests < 50 { try await Task.sleep(for: .milliseconds(5)) }
             harness.emulator.resetLiveConnections()
