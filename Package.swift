@@ -64,7 +64,7 @@ let package = Package(
         // Content sealed per device (AES-GCM): the server seals, the client's extension opens.
         .target(
             name: "BeckonSeal",
-            dependencies: ["BeckonProtocol", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["BeckonProtocol", "BeckonJSON", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // The APNs model: typed notifications, payload encoding, responses. No networking.
         .target(name: "APNSCore", dependencies: ["BeckonJSON"]),

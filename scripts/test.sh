@@ -21,6 +21,7 @@ scripts/apns-interop.sh
 # gets only the targets that product declares).
 python3 scripts/check-imports.py
 python3 scripts/check-folders.py BeckonServer BeckonDelivery BeckonStore docs/design.md
+python3 scripts/check-json.py
 swift build --product beckon >/dev/null
 # The iOS adapters and docs/client-sdk.md's samples against a stand-in for Apple's SDK, as app and extension.
 scripts/typecheck-apple.sh

@@ -33,7 +33,8 @@ extension APNSNotification {
     public mutating func truncate(by bytes: Int) -> Bool { false }
     public func validate() throws(APNSPayloadError) {}
 
-    /// The body APNs would receive, without size checks.
+    /// The body APNs would receive, without size checks. Each type writes its own keys by hand:
+    /// Apple's key names and the exact byte count that truncation works from (docs/design.md, "JSON").
     public func encodedPayload() -> [UInt8] {
         var json = JSONWriter()
         writePayload(to: &json)

@@ -13,13 +13,41 @@ import Foundation
 /// value encodes them. Nested containers and encoders must be used in the order they are made, as
 /// synthesized `Codable` always does: a container can't be written to after a sibling was started.
 public struct JSONStreamEncoder: Sendable {
-    public init() {}
+    public struct Options: OptionSet, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// Every object's keys in order (by Unicode scalars, as `JSONEncoder`'s `.sortedKeys`),
+        /// dictionaries included, so an equal value always gives the same bytes. The output is read
+        /// back and rewritten: twice the cost, for stored texts and API answers, not hot paths.
+        public static let sortedKeys = Options(rawValue: 1 << 0)
+        /// `/` written `\/`, as `JSONEncoder` does unless told otherwise: what the stores wrote
+        /// before this encoder, kept so a retried message fingerprints the same across an upgrade.
+        public static let escapedSlashes = Options(rawValue: 1 << 1)
+        /// Indented, one member a line, keys sorted: for files people read.
+        public static let prettyPrinted = Options(rawValue: 1 << 2)
+    }
+
+    public var options: Options
+
+    public init(options: Options = []) { self.options = options }
 
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         let state = EncodingState()
         if !state.encodeLeaf(value, depth: 0) { try state.encode(value, depth: 0, topLevel: true) }
         state.close(downTo: 0)
-        return state.writer.bytes
+        var bytes = state.writer.bytes
+        // JSONValue's writer sorts object keys; the text is our own, so it always parses.
+        if options.contains(.prettyPrinted) {
+            bytes = try JSONParser.parse(bytes).prettyBytes
+        } else if options.contains(.sortedKeys) {
+            bytes = try JSONParser.parse(bytes).bytes
+        }
+        // Outside strings JSON has no `/`: every one is inside a string and may be escaped.
+        if options.contains(.escapedSlashes), bytes.contains(UInt8(ascii: "/")) {
+            bytes = bytes.flatMap { $0 == UInt8(ascii: "/") ? [UInt8(ascii: "\\"), $0] : [$0] }
+        }
+        return bytes
     }
 }
 
@@ -147,6 +175,8 @@ private final class EncodingState {
             beginValue(depth: depth); writer.double(date.timeIntervalSinceReferenceDate)  // As `Date.encode(to:)`.
         } else if let uuid = exactly(value, UUID.self) {
             beginValue(depth: depth); self.uuid(uuid)
+        } else if let json = exactly(value, JSONValue.self) {
+            beginValue(depth: depth); writer.value(json)  // Written directly, its keys sorted.
         } else {
             return false
         }
@@ -180,17 +210,6 @@ private final class EncodingState {
 @inline(__always) private func exactly<T, U>(_ value: T, _: U.Type) -> U? {
     T.self == U.self ? unsafeBitCast(value, to: U.self) : nil
 }
-
-private struct IndexKey: CodingKey {
-    let index: Int
-    init(_ index: Int) { self.index = index }
-    init?(stringValue: String) { nil }
-    init?(intValue: Int) { index = intValue }
-    var stringValue: String { "Index \(index)" }
-    var intValue: Int? { index }
-}
-
-private enum SuperKey: String, CodingKey { case `super` }
 
 private struct ValueEncoder: Encoder {
     let state: EncodingState
@@ -257,7 +276,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         return UnkeyedContainer(state: state, level: level + 1)
     }
 
-    func superEncoder() -> any Encoder { superEncoder(SuperKey.super) }
+    func superEncoder() -> any Encoder { superEncoder(CodingPathKey.super) }
     func superEncoder(forKey key: Key) -> any Encoder { superEncoder(key) }
 
     private func superEncoder(_ key: some CodingKey) -> any Encoder {
@@ -280,7 +299,7 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
 
     /// Starts the next element; returns its index.
     private mutating func element() -> Int { state.beginMember(level: level); count += 1; return count - 1 }
-    private func path(_ index: Int) -> [any CodingKey] { codingPath + [IndexKey(index)] }
+    private func path(_ index: Int) -> [any CodingKey] { codingPath + [CodingPathKey.index(index)] }
 
     mutating func encodeNil() { _ = element(); state.writer.null() }
     mutating func encode(_ value: Bool) { _ = element(); state.writer.bool(value) }
@@ -301,24 +320,24 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     mutating func encode<T: Encodable>(_ value: T) throws {
         let index = element()
         guard !state.encodeLeaf(value, depth: level) else { return }
-        state.enter(IndexKey(index), level: level)
+        state.enter(CodingPathKey.index(index), level: level)
         try state.encode(value, depth: level)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        state.enter(IndexKey(element()), level: level)
+        state.enter(CodingPathKey.index(element()), level: level)
         state.openNested(isObject: true)
         return KeyedEncodingContainer(KeyedContainer<NestedKey>(state: state, level: level + 1))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        state.enter(IndexKey(element()), level: level)
+        state.enter(CodingPathKey.index(element()), level: level)
         state.openNested(isObject: false)
         return UnkeyedContainer(state: state, level: level + 1)
     }
 
     mutating func superEncoder() -> any Encoder {
-        state.enter(IndexKey(element()), level: level)
+        state.enter(CodingPathKey.index(element()), level: level)
         state.markSlot()
         return state.newEncoder(depth: level)
     }

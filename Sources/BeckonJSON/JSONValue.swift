@@ -22,6 +22,43 @@ public enum JSONValue: Sendable, Hashable {
         return writer.bytes
     }
 
+    /// `bytes` indented two spaces a level, one member or item a line, `"key" : value`: for files
+    /// and output people read, laid out as Foundation's `.prettyPrinted` lays them out.
+    public var prettyBytes: [UInt8] {
+        var bytes: [UInt8] = []
+        writePretty(into: &bytes, level: 0)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    private func writePretty(into bytes: inout [UInt8], level: Int) {
+        func newline(_ level: Int) { bytes.append(UInt8(ascii: "\n")); bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level)) }
+        switch self {
+        case .array(let items) where !items.isEmpty:
+            bytes.append(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                newline(level + 1)
+                item.writePretty(into: &bytes, level: level + 1)
+            }
+            newline(level)
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let members) where !members.isEmpty:
+            bytes.append(UInt8(ascii: "{"))
+            for (index, name) in members.keys.sorted().enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                newline(level + 1)
+                JSONWriter.appendString(name, to: &bytes)
+                bytes.append(contentsOf: " : ".utf8)
+                members[name]!.writePretty(into: &bytes, level: level + 1)
+            }
+            newline(level)
+            bytes.append(UInt8(ascii: "}"))
+        default:
+            bytes.append(contentsOf: self.bytes)
+        }
+    }
+
     /// The JSON type's name, for error messages ("must be a string, not a number").
     public var typeName: String {
         switch self {

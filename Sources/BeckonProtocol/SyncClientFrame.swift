@@ -35,7 +35,8 @@ public enum SyncClientFrame: Hashable, Sendable {
         }
     }
 
-    /// The frame as the text of one WebSocket message.
+    /// The frame as the text of one WebSocket message. Written by hand like the server's frames: a
+    /// `type`-tagged object, which synthesized `Codable` does not make (docs/design.md, "JSON").
     public var text: String {
         var writer = JSONWriter()
         writer.beginObject()

@@ -1,3 +1,4 @@
+import BeckonJSON
 import Crypto
 import BeckonProtocol
 import Foundation
@@ -17,9 +18,7 @@ public enum ContentSeal {
 
     public static func seal(_ content: SealedContent, key: Data) throws(ContentSealError) -> String {
         let symmetricKey = try symmetricKey(key)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let plaintext = try? encoder.encode(content),
+        guard let plaintext = try? JSONStreamEncoder(options: .sortedKeys).encode(content),
             let box = try? AES.GCM.seal(plaintext, using: symmetricKey, authenticating: associatedData),
             let combined = box.combined
         else { throw .malformed }
@@ -34,7 +33,7 @@ public enum ContentSeal {
         guard let plaintext = try? AES.GCM.open(box, using: symmetricKey, authenticating: associatedData) else {
             throw .authenticationFailed
         }
-        guard let content = try? JSONDecoder().decode(SealedContent.self, from: plaintext) else {
+        guard let content = try? JSONValueDecoder().decode(SealedContent.self, from: plaintext) else {
             throw .undecodable
         }
         return content

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BeckonJSON
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -27,7 +28,7 @@ struct AdminCommand: AsyncParsableCommand {
         }
 
         /// Calls the admin API and prints its answer; a non-2xx answer is an error.
-        func call(_ method: String, _ path: String, body: [String: Any]? = nil) async throws {
+        func call(_ method: String, _ path: String, body: JSONValue? = nil) async throws {
             let (status, data) = try await HTTPCall.json(method, url + path, bearer: try token(), body: body)
             let text = data.isEmpty ? "" : String(decoding: data, as: UTF8.self)
             guard (200..<300).contains(status) else { throw ValidationError("\(method) \(path): \(status) \(text)") }
@@ -42,7 +43,7 @@ struct AdminCommand: AsyncParsableCommand {
         @Option(help: "A name to tell the key by.") var name: String?
 
         func run() async throws {
-            try await connection.call("POST", "/v1/admin/apps/\(HTTPCall.segment(app))/keys", body: name.map { ["name": $0] } ?? [:])
+            try await connection.call("POST", "/v1/admin/apps/\(HTTPCall.segment(app))/keys", body: name.map { ["name": .string($0)] } ?? [:])
         }
     }
 
@@ -82,14 +83,14 @@ struct AdminCommand: AsyncParsableCommand {
 
 /// JSON over HTTP for the CLI's client commands (`beckon try`, `beckon admin`).
 enum HTTPCall {
-    static func json(_ method: String, _ url: String, bearer: String, body: [String: Any]? = nil) async throws -> (Int, Data) {
+    static func json(_ method: String, _ url: String, bearer: String, body: JSONValue? = nil) async throws -> (Int, Data) {
         guard let target = URL(string: url) else { throw ValidationError("not a URL: \(url)") }
         var request = URLRequest(url: target)
         request.httpMethod = method
         request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONSerialization.data(withJSONObject: body)
+            request.httpBody = Data(body.bytes)
         }
         let (data, response) = try await URLSession.shared.data(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
@@ -101,9 +102,7 @@ enum HTTPCall {
     }
 
     static func pretty(_ data: Data) -> String {
-        guard let value = try? JSONSerialization.jsonObject(with: data),
-            let text = try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys])
-        else { return String(decoding: data, as: UTF8.self) }
-        return String(decoding: text, as: UTF8.self)
+        guard let value = try? JSONParser.parse(data) else { return String(decoding: data, as: UTF8.self) }
+        return String(decoding: value.prettyBytes.dropLast(), as: UTF8.self)
     }
 }

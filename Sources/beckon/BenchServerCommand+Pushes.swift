@@ -1,3 +1,4 @@
+import BeckonJSON
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -112,7 +113,7 @@ extension BenchServerCommand {
             try await connection.request(.GET, "/counters", bearer: nil, body: "")
         }
         struct Counters: Decodable { let byStatus: [String: Int] }
-        guard status == 200, let counters = try? JSONDecoder().decode(Counters.self, from: Data(body.readableBytesView)) else {
+        guard status == 200, let counters = try? JSONValueDecoder().decode(Counters.self, from: body.readableBytesView) else {
             throw BenchFailure("emulator counters: HTTP \(status) \(String(buffer: body))")
         }
         return counters.byStatus["200"] ?? 0

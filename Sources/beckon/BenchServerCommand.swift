@@ -362,7 +362,7 @@ struct BenchSetup: Sendable {
             try await connection.request(.POST, "/v1/admin/apps/\(app)/keys", bearer: adminToken, body: "{}")
         }
         struct Key: Decodable { let key: String }
-        guard status == 201, let key = try? JSONDecoder().decode(Key.self, from: Data(body.readableBytesView)) else {
+        guard status == 201, let key = try? JSONValueDecoder().decode(Key.self, from: body.readableBytesView) else {
             throw BenchFailure("admin key: HTTP \(status) \(String(buffer: body))")
         }
         return key.key
@@ -397,7 +397,7 @@ struct BenchSetup: Sendable {
                             let body = #"{"deviceId":"\#(device)","bundleId":"\#(bundleID)","environment":"sandbox","tokens":{\#(token)}\#(modes)}"#
                             let (status, answer) = try await connection.request(.POST, "/v1/devices", bearer: userToken(user), body: body)
                             struct Registered: Decodable { let credential: String }
-                            guard status == 201, let registered = try? JSONDecoder().decode(Registered.self, from: Data(answer.readableBytesView))
+                            guard status == 201, let registered = try? JSONValueDecoder().decode(Registered.self, from: answer.readableBytesView)
                             else { throw BenchFailure("register \(device): HTTP \(status) \(String(buffer: answer))") }
                             credentials.append((index, registered.credential))
                         }

@@ -1,3 +1,4 @@
+import BeckonJSON
 import BeckonServer
 import BeckonStore
 import Crypto
@@ -32,7 +33,7 @@ struct DevelopmentApp: Codable {
         var app: DevelopmentApp
         let isNew: Bool
         if let data = FileManager.default.contents(atPath: path) {
-            app = try JSONDecoder().decode(DevelopmentApp.self, from: data)
+            app = try JSONValueDecoder().decode(DevelopmentApp.self, from: data)
             isNew = false
         } else {
             app = DevelopmentApp(
@@ -60,8 +61,6 @@ struct DevelopmentApp: Codable {
 
     private func save(database: String) throws {
         let path = Self.credentialsPath(database: database)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         // Created readable by its owner only, before any secret is written into it.
         if !FileManager.default.fileExists(atPath: path) {
             guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
@@ -70,7 +69,7 @@ struct DevelopmentApp: Codable {
         }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         try handle.truncate(atOffset: 0)
-        try handle.write(contentsOf: try encoder.encode(self))
+        try handle.write(contentsOf: try JSONStreamEncoder(options: .prettyPrinted).encode(self))
         try handle.close()
     }
 

@@ -112,16 +112,16 @@ struct PushResultLine {
         self.error = error.description
     }
 
+    /// One line per token; a field APNs did not send is `null`, an error only when there was one.
     var json: String {
-        var json = JSONWriter()
-        json.beginObject()
-        json.key("apns_id"); if let apnsID { json.string(apnsID) } else { json.null() }
-        json.member("error", error)
-        json.key("reason"); if let reason { json.string(reason) } else { json.null() }
-        json.key("status"); if let status { json.int(status) } else { json.null() }
-        json.key("timestamp"); if let timestamp { json.int(timestamp) } else { json.null() }
-        json.key("token"); json.string(token)
-        json.endObject()
-        return String(decoding: json.bytes, as: UTF8.self)
+        var fields: [String: JSONValue] = [
+            "apns_id": apnsID.map(JSONValue.string) ?? .null,
+            "reason": reason.map(JSONValue.string) ?? .null,
+            "status": status.map(JSONValue.int) ?? .null,
+            "timestamp": timestamp.map(JSONValue.int) ?? .null,
+            "token": .string(token),
+        ]
+        if let error { fields["error"] = .string(error) }
+        return String(decoding: JSONValue.object(fields).bytes, as: UTF8.self)
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BeckonJSON
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -28,24 +29,23 @@ struct TryCommand: AsyncParsableCommand {
             app: DevelopmentApp.id, user: user, secret: app.userTokenSecret, expires: Date().addingTimeInterval(600))
 
         let device = try await Self.call("POST", app.url + "/v1/devices", bearer: userToken, body: [
-            "deviceId": "try-\(token.prefix(8))", "bundleId": DevelopmentApp.bundleID, "environment": "sandbox",
-            "tokens": ["remote": token], "capabilities": ["backgroundModes": ["remote-notification"]],
+            "deviceId": .string("try-\(token.prefix(8))"), "bundleId": .string(DevelopmentApp.bundleID), "environment": "sandbox",
+            "tokens": ["remote": .string(token)], "capabilities": ["backgroundModes": ["remote-notification"]],
         ])
-        let deviceID = (device["device"] as? [String: Any])?["deviceId"] as? String ?? "?"
+        let deviceID = device["device"]?["deviceId"]?.stringValue ?? "?"
         print("1. POST /v1/devices with a user token for \"\(user)\": device \(deviceID) registered")
         let message = try await Self.call("POST", app.url + "/v1/messages", bearer: apiKey, body: [
-            "recipients": ["users": [user]], "kind": "message", "payload": ["text": text],
-            "notification": ["title": "Beckon", "body": text],
+            "recipients": ["users": [.string(user)]], "kind": "message", "payload": ["text": .string(text)],
+            "notification": ["title": "Beckon", "body": .string(text)],
         ])
-        let id = message["id"] as? String ?? "?"
+        let id = message["id"]?.stringValue ?? "?"
         print("2. POST /v1/messages with the API key: message \(id) accepted")
         print("3. The device is not connected, so Beckon pushes it. The emulator received:")
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             let received = try await Self.received(control: app.emulatorControl, token: token)
             if let push = received.first {
-                let data = try JSONSerialization.data(withJSONObject: push, options: [.prettyPrinted, .sortedKeys])
-                print(String(decoding: data, as: UTF8.self))
+                print(String(decoding: push.prettyBytes.dropLast(), as: UTF8.self))
                 print("Connect the device with its credential over the sync protocol (docs/sync-protocol.md) to get the message itself.")
                 return
             }
@@ -54,15 +54,15 @@ struct TryCommand: AsyncParsableCommand {
         throw ValidationError("no push reached the emulator in 10 s (see the server's log)")
     }
 
-    static func received(control: String, token: String) async throws -> [[String: Any]] {
+    static func received(control: String, token: String) async throws -> [JSONValue] {
         let (data, response) = try await URLSession.shared.data(from: URL(string: "\(control)/devices/\(token)/received")!)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { return [] }
-        return (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["notifications"] as? [[String: Any]] ?? []
+        return (try JSONParser.parse(data))["notifications"]?.arrayValue ?? []
     }
 
-    static func call(_ method: String, _ url: String, bearer: String, body: [String: Any]) async throws -> [String: Any] {
+    static func call(_ method: String, _ url: String, bearer: String, body: JSONValue) async throws -> JSONValue {
         let (status, data) = try await HTTPCall.json(method, url, bearer: bearer, body: body)
-        guard (200..<300).contains(status), let answer = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        guard (200..<300).contains(status), let answer = try? JSONParser.parse(data), answer.objectValue != nil else {
             throw ValidationError("\(method) \(url): \(status) \(String(decoding: data, as: UTF8.self))")
         }
         return answer

@@ -1,5 +1,6 @@
 import APNSCore
 import ArgumentParser
+import BeckonJSON
 import Crypto
 import Foundation
 
@@ -29,10 +30,9 @@ struct UserTokenCommand: ParsableCommand {
 /// (RFC 7519, RFC 7515 §3 compact form).
 enum UserToken {
     static func sign(app: String, user: String, secret: String, expires: Date) -> String {
-        func part(_ object: [String: Any]) -> String {
-            Base64URL.encode(try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
-        }
-        let signed = part(["alg": "HS256", "typ": "JWT"]) + "." + part(["aud": app, "sub": user, "exp": Int(expires.timeIntervalSince1970)])
+        func part(_ object: JSONValue) -> String { Base64URL.encode(Data(object.bytes)) }
+        let claims: JSONValue = ["aud": .string(app), "sub": .string(user), "exp": .int(Int(expires.timeIntervalSince1970))]
+        let signed = part(["alg": "HS256", "typ": "JWT"]) + "." + part(claims)
         let mac = HMAC<SHA256>.authenticationCode(for: Data(signed.utf8), using: SymmetricKey(data: Data(secret.utf8)))
         return signed + "." + Base64URL.encode(Data(mac))
     }
@@ -43,6 +43,6 @@ extension DevelopmentApp {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ValidationError("no \(path): start `beckon serve` with no app configured first, or pass --secret")
         }
-        return try JSONDecoder().decode(DevelopmentApp.self, from: data)
+        return try JSONValueDecoder().decode(DevelopmentApp.self, from: data)
     }
 }

@@ -79,7 +79,7 @@ struct PlanningStep: Sendable {
         var known = Dictionary(uniqueKeysWithValues: cached.map { ($0, $1.planner) })
         versions = Dictionary(uniqueKeysWithValues: cached.map { ($0, $1.version) })
         let saved = try await context.store.deliveryStates(devices.keys.filter { known[$0] == nil })
-        let decoder = JSONDecoder()
+        let decoder = JSONValueDecoder()
         for (ref, state) in saved {
             versions[ref] = state.version
             do {

@@ -1,4 +1,5 @@
 import BeckonDelivery
+import BeckonJSON
 import BeckonStore
 import Foundation
 import Logging
@@ -191,7 +192,7 @@ public final class PostgresCluster: ClusterLink, DevicePresence, Service, Sendab
     }
 
     func receive(_ payload: String) async {
-        guard let batch = try? JSONDecoder().decode(ClusterHintBatch.self, from: Data(payload.utf8)) else {
+        guard let batch = try? JSONValueDecoder().decode(ClusterHintBatch.self, from: payload.utf8) else {
             logger.warning("an unreadable hint was ignored")
             return
         }

@@ -134,15 +134,8 @@ extension APIError: HTTPResponseError {
 
     /// `{"error": {"code", "message"}}` with the error's status and headers.
     var body: [UInt8] {
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.key("error")
-        writer.beginObject()
-        writer.member("code", code.rawValue)
-        writer.member("message", message)
-        writer.endObject()
-        writer.endObject()
-        return writer.bytes
+        let error: JSONValue = ["code": .string(code.rawValue), "message": .string(message)]
+        return JSONValue.object(["error": error]).bytes
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response { response }

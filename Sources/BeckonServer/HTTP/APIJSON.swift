@@ -1,20 +1,14 @@
 import BeckonJSON
 import Foundation
 
-/// The API's JSON encoding and decoding, in one place so every response looks the same: sorted
-/// keys (stable bytes, so a stored payload re-encoded for an idempotent retry compares equal),
-/// ISO 8601 dates, no escaped slashes.
+/// The API's JSON, in one place so every answer looks the same: sorted keys (stable bytes, so a
+/// stored payload re-encoded for an idempotent retry compares equal), no escaped slashes, dates
+/// as RFC 3339 strings the answer types make themselves (`timestamp`).
 enum APIJSON {
     static func encode(_ value: some Encodable) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(timestamp(date))
-        }
-        // Our response types hold only strings, numbers, booleans, arrays, dictionaries and
-        // dates: encoding cannot fail (only non-finite doubles could, and none are produced).
-        return Array((try? encoder.encode(value)) ?? Data("null".utf8))
+        // Our answer types hold only strings, numbers, booleans, arrays and dictionaries:
+        // encoding cannot fail (only non-finite doubles could, and none are produced).
+        (try? JSONStreamEncoder(options: .sortedKeys).encode(value)) ?? Array("null".utf8)
     }
 
     /// Parses a request body; the error says where the JSON broke.

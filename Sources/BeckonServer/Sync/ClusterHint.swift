@@ -1,3 +1,4 @@
+import BeckonJSON
 import BeckonProtocol
 import BeckonStore
 import Foundation
@@ -61,7 +62,7 @@ struct ClusterHintBatch: Codable, Sendable {
     /// The payloads that carry `hints` from `node`, each under the limit, in order. A hint that
     /// cannot fit even alone is dropped (and counted): a lost hint costs only latency.
     static func payloads(from node: String, _ hints: [ClusterHint], dropped: inout Int) -> [String] {
-        let encoder = JSONEncoder()
+        let encoder = JSONStreamEncoder()
         let overhead = (try? encoder.encode(ClusterHintBatch(from: node, hints: [])).count) ?? 64
         var payloads: [String] = []
         var current: [ClusterHint] = []
@@ -89,7 +90,7 @@ struct ClusterHintBatch: Codable, Sendable {
         return payloads
     }
 
-    private static func encode(_ node: String, _ hints: [ClusterHint], _ encoder: JSONEncoder) -> String {
-        String(decoding: (try? encoder.encode(ClusterHintBatch(from: node, hints: hints))) ?? Data(), as: UTF8.self)
+    private static func encode(_ node: String, _ hints: [ClusterHint], _ encoder: JSONStreamEncoder) -> String {
+        String(decoding: (try? encoder.encode(ClusterHintBatch(from: node, hints: hints))) ?? [], as: UTF8.self)
     }
 }

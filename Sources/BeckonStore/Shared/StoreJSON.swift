@@ -1,3 +1,4 @@
+import BeckonJSON
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -5,14 +6,13 @@ import NIOConcurrencyHelpers
 /// capabilities, a message's hints).
 enum StoreJSON {
     static func encode<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        // Sorted keys: the same value is the same text (fingerprints depend on it).
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        // Sorted keys: the same value is the same text (a message's fingerprint hashes its
+        // hints' text). Escaped slashes: the text these columns always held.
+        String(decoding: try JSONStreamEncoder(options: [.sortedKeys, .escapedSlashes]).encode(value), as: UTF8.self)
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
-        try JSONDecoder().decode(type, from: Data(text.utf8))
+        try JSONValueDecoder().decode(type, from: text.utf8)
     }
 
     /// `decode` for the small texts that repeat across rows (a device's capabilities, an app's
