@@ -57,24 +57,24 @@ public struct BeckonAPI: Sendable {
         let dropIns = DropInIntake(
             store: store, intake: intake, maximumPushExtrasBytes: configuration.limits.pushExtrasBytes, now: now)
         devices = DevicesController(
-            store: store, configuration: configuration, apps: apps, auth: auth, userTokens: userTokens,
+            store: store, limits: configuration.limits, apps: apps, auth: auth, userTokens: userTokens,
             registrationRate: registrationRate, syncHub: syncHub, now: now)
         messages = MessagesController(
-            store: store, configuration: configuration, auth: auth, intake: intake, events: events,
+            store: store, limits: configuration.limits, auth: auth, intake: intake, events: events,
             messageRate: messageRate, now: now)
         calls = CallsController(
-            store: store, configuration: configuration, auth: auth, events: events, syncHub: syncHub, now: now)
+            store: store, limits: configuration.limits, auth: auth, events: events, syncHub: syncHub, now: now)
         reports = DeliveryReportController(store: store, apps: apps, auth: auth, now: now)
-        admin = AdminController(store: store, configuration: configuration, apps: apps, auth: auth)
+        admin = AdminController(store: store, limits: configuration.limits, apps: apps, auth: auth)
         status = StatusController(
-            store: store, configuration: configuration, apps: apps, auth: auth, syncHub: syncHub, now: now)
+            store: store, declared: configuration.apps, apps: apps, auth: auth, syncHub: syncHub, now: now)
         sync = SyncRouteController(auth: auth)
         matrix = MatrixController(
-            configuration: configuration, apps: apps, messageRate: messageRate, dropIns: dropIns, now: now)
+            limits: configuration.limits, declared: configuration.apps, apps: apps, messageRate: messageRate, dropIns: dropIns, now: now)
         gorush = GorushController(
-            configuration: configuration, apps: apps, auth: auth, messageRate: messageRate, dropIns: dropIns, now: now)
+            limits: configuration.limits, declared: configuration.apps, apps: apps, auth: auth, messageRate: messageRate, dropIns: dropIns, now: now)
         xmpp = XMPPPushController(
-            store: store, configuration: configuration, apps: apps, userTokens: userTokens, messageRate: messageRate,
+            store: store, limits: configuration.limits, settings: configuration.xmpp, apps: apps, userTokens: userTokens, messageRate: messageRate,
             dropIns: dropIns, now: now)
     }
 

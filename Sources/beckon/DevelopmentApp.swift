@@ -51,7 +51,7 @@ struct DevelopmentApp: Codable {
 
     /// Issues the app's API key unless the file holds one the store still accepts (a deleted
     /// database forgets it), then saves the file. Returns whether a key was issued.
-    mutating func ensureAPIKey(store: any BeckonStore, database: String) async throws -> Bool {
+    mutating func ensureAPIKey(store: any (CredentialVerifier & APIKeyRegistry), database: String) async throws -> Bool {
         var current = false
         if let apiKey { current = try await store.authenticateAPIKey(apiKey) != nil }
         if !current { apiKey = try await store.createAPIKey(appID: Self.id, name: "development").secret }

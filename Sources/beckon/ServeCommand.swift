@@ -105,7 +105,7 @@ struct ServeCommand: AsyncParsableCommand {
         defer { pool.cancel() }
         try await BeckonNode.openPostgresStore(store, configuration: settings)
         // Every node on PostgreSQL is in a cluster, be it of one (docs/cluster.md).
-        let cluster = PostgresCluster(store: store, configuration: settings, share: NodeShare(), logger: Logger(label: "beckon.cluster"))
+        let cluster = PostgresCluster(store: store, configuration: settings.cluster, share: NodeShare(), logger: Logger(label: "beckon.cluster"))
         let node = try await BeckonNode.assemble(
             configuration: settings, store: store, metrics: registry, logger: logger, cluster: cluster)
         let services = ServiceGroup(configuration: .init(

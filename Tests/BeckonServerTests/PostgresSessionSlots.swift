@@ -13,7 +13,7 @@ struct PostgresSessionSlots: SessionSlots {
     init(store: PostgresStore) {
         self.store = store
         presence = PostgresCluster(
-            store: store, configuration: .defaults, share: NodeShare(), logger: Logger(label: "beckon.cluster.test"))
+            store: store, configuration: ClusterConfiguration(), share: NodeShare(), logger: Logger(label: "beckon.cluster.test"))
     }
 
     func join(_ node: String) async throws { _ = try await store.heartbeat(node: node) }

@@ -8,6 +8,9 @@ import ServiceLifecycle
 /// The delivery side of `beckon serve` as one service: the planner driver and the push
 /// dispatcher over the senders it is given.
 public struct DeliveryService: Service {
+    /// The store's roles delivery uses: the dispatcher's and the driver's.
+    public typealias Store = PushOutbox & DeviceDirectory & TokenFeedback & CallStore & ReadStateStore & MailboxStore & DeliveryStateStore
+
     let driver: DeliveryDriver
     let cutOff: @Sendable () async -> Void
     let grace: Duration
@@ -19,7 +22,7 @@ public struct DeliveryService: Service {
     ///   - tick: how often due planner deadlines and the outbox are polled.
     ///   - presence: where the devices' sessions are (this node's hub, or every node's).
     public init(
-        configuration: DeliveryConfiguration, store: any BeckonStore, senders: [String: any PushSender],
+        configuration: DeliveryConfiguration, store: any Store, senders: [String: any PushSender],
         cutOff: @escaping @Sendable () async -> Void, tick: Duration = .seconds(1),
         metricsFactory: (any MetricsFactory)? = nil, presence: any DevicePresence
     ) {

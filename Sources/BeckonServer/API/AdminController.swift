@@ -3,8 +3,9 @@ import Hummingbird
 
 /// The operator's routes (the admin token): API keys and a user's devices.
 struct AdminController: Sendable {
-    let store: any BeckonStore
-    let configuration: BeckonServerConfiguration
+    let store: any (AppRegistry & APIKeyRegistry & DeviceDirectory)
+    /// `limits.*`: body and payload sizes.
+    let limits: LimitsConfiguration
     let apps: [String: AppDeclaration]
     let auth: Authenticator
 
@@ -22,7 +23,7 @@ struct AdminController: Sendable {
         let appID = try Identifier.path("appId", of: context)
         var name: String?
         if request.headers[.contentType] != nil {
-            let body = try await RequestBody.json(request, limit: configuration.limits.bodyBytes)
+            let body = try await RequestBody.json(request, limit: limits.bodyBytes)
             name = try JSONObjectReader(body, path: "", allowed: ["name"]).string("name", maxLength: 255)
         }
         guard try await store.app(id: appID) != nil else { throw APIError.notFound("no app \(appID)") }

@@ -6,8 +6,9 @@ import Hummingbird
 
 /// Calls: the backend ends a call, and the callees' devices stop ringing.
 struct CallsController: Sendable {
-    let store: any BeckonStore
-    let configuration: BeckonServerConfiguration
+    let store: any CallStore
+    /// `limits.*`: body and payload sizes.
+    let limits: LimitsConfiguration
     let auth: Authenticator
     let events: DeliveryEventSink
     let syncHub: SyncHub?
@@ -25,7 +26,7 @@ struct CallsController: Sendable {
     func endCall(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let key = try await auth.apiKey(request.headers[.authorization])
         let callID = try Identifier.path("callId", of: context).lowercased()
-        let body = try await RequestBody.json(request, limit: configuration.limits.bodyBytes)
+        let body = try await RequestBody.json(request, limit: limits.bodyBytes)
         let reader = try JSONObjectReader(body, path: "", allowed: ["outcome"])
         guard let outcome = try reader.enumeration("outcome", CallEndOutcome.self) else {
             throw APIError.invalidField("outcome", "required: one of \(CallEndOutcome.allCases.map(\.rawValue).joined(separator: ", "))")

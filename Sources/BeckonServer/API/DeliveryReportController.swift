@@ -5,7 +5,7 @@ import Hummingbird
 
 /// The delivery report, for the app's backend and for the operator.
 struct DeliveryReportController: Sendable {
-    let store: any BeckonStore
+    let store: any (AppRegistry & DeliveryReports)
     let apps: [String: AppDeclaration]
     let auth: Authenticator
     let now: @Sendable () -> Date

@@ -5,8 +5,9 @@ import Hummingbird
 
 /// Device registration: a user token registers, the device's credential updates and deletes.
 struct DevicesController: Sendable {
-    let store: any BeckonStore
-    let configuration: BeckonServerConfiguration
+    let store: any (CredentialVerifier & DeviceRegistry)
+    /// `limits.*`: body and payload sizes.
+    let limits: LimitsConfiguration
     let apps: [String: AppDeclaration]
     let auth: Authenticator
     let userTokens: UserTokenVerifier
@@ -30,7 +31,7 @@ struct DevicesController: Sendable {
         let user = try userTokens.verify(token, now: now())
         guard let app = apps[user.appID] else { throw APIError.unauthorized("the user token's app is not served here") }
         try registrationRate?.take(UserRef(appID: app.id, userID: user.userID).description, now: now())
-        let body = try DeviceRequest(try await RequestBody.json(request, limit: configuration.limits.bodyBytes))
+        let body = try DeviceRequest(try await RequestBody.json(request, limit: limits.bodyBytes))
         guard let deviceID = body.deviceID else { throw APIError.invalidField("deviceId", "is required") }
         try await checkOwnership(of: DeviceRef(appID: app.id, deviceID: deviceID), by: user.userID, body: body)
         let registration = try body.registration(app: app, deviceID: deviceID, userID: user.userID, previous: nil)
@@ -64,7 +65,7 @@ struct DevicesController: Sendable {
         let deviceID = try Identifier.path("deviceId", of: context)
         guard device.id == deviceID else { throw APIError.forbidden("the credential is for another device") }
         guard let app = apps[device.appID] else { throw APIError.forbidden("the device's app is no longer served here") }
-        let body = try DeviceRequest(try await RequestBody.json(request, limit: configuration.limits.bodyBytes))
+        let body = try DeviceRequest(try await RequestBody.json(request, limit: limits.bodyBytes))
         if body.previousCredential != nil {
             throw APIError.invalidField("previousCredential", "only registration (POST /v1/devices) takes it")
         }

@@ -6,8 +6,9 @@ import Hummingbird
 
 /// Messages: the backend posts them, a device's extension fetches one.
 struct MessagesController: Sendable {
-    let store: any BeckonStore
-    let configuration: BeckonServerConfiguration
+    let store: any (DeviceDirectory & MailboxStore)
+    /// `limits.*`: body and payload sizes.
+    let limits: LimitsConfiguration
     let auth: Authenticator
     let intake: MessageIntake
     let events: DeliveryEventSink
@@ -32,12 +33,12 @@ struct MessagesController: Sendable {
         let key = try await auth.apiKey(request.headers[.authorization])
         try messageRate?.take(key.appID, now: now())
         // The declared app's limits, as `declareApps` saved them: no read per post.
-        let limits = AppLimits(maxPayloadBytes: configuration.limits.payloadBytes)
+        let appLimits = AppLimits(maxPayloadBytes: limits.payloadBytes)
         let body = try MessageRequest(
-            try await RequestBody.json(request, limit: configuration.limits.bodyBytes),
-            maxRecipients: limits.maxRecipientsPerMessage)
+            try await RequestBody.json(request, limit: limits.bodyBytes),
+            maxRecipients: appLimits.maxRecipientsPerMessage)
 
-        let payloadLimit = min(configuration.limits.payloadBytes, limits.maxPayloadBytes)
+        let payloadLimit = min(limits.payloadBytes, appLimits.maxPayloadBytes)
         guard body.payload.count <= payloadLimit else {
             throw APIError.tooLarge("payload: \(body.payload.count) bytes is more than \(payloadLimit) (limits.payload-bytes)")
         }

@@ -5,8 +5,9 @@ import Hummingbird
 
 /// The status page (the admin token, or Basic auth from a browser).
 struct StatusController: Sendable {
-    let store: any BeckonStore
-    let configuration: BeckonServerConfiguration
+    let store: any DeliveryReports
+    /// The declared apps, in the order of `apps.ids`.
+    let declared: [AppDeclaration]
     let apps: [String: AppDeclaration]
     let auth: Authenticator
     let syncHub: SyncHub?
@@ -34,7 +35,7 @@ struct StatusController: Sendable {
         let generatedAt = now()
         let step = StatusSnapshot.bucketSeconds(since: since, now: generatedAt, buckets: buckets)
         var apps: [StatusSnapshot.App] = []
-        for app in configuration.apps {
+        for app in declared {
             let records = try await store.pushRecords(appID: app.id, since: since)
             let unreachable = try await store.unreachableDeviceCount(appID: app.id)
             let report = DeliveryReport(appID: app.id, since: since, records: records, unreachableDevices: unreachable)

@@ -7,14 +7,14 @@ import Foundation
 /// the same 401 with the same words. (User tokens are checked where devices register,
 /// `UserTokenVerifier`, since they name an app and a user rather than a stored credential.)
 struct Authenticator: Sendable {
-    let store: any BeckonStore
+    let store: any CredentialVerifier
     /// The admin token's SHA-256: compared in constant time, and the token itself is not kept.
     let adminTokenHash: [UInt8]?
     let now: @Sendable () -> Date
     /// API keys seen in the last seconds: a backend's every post need not read the database.
     let apiKeys = APIKeyCache()
 
-    init(store: any BeckonStore, adminToken: String?, now: @escaping @Sendable () -> Date) {
+    init(store: any CredentialVerifier, adminToken: String?, now: @escaping @Sendable () -> Date) {
         self.store = store
         self.adminTokenHash = adminToken.map { Array(SHA256.hash(data: Data($0.utf8))) }
         self.now = now

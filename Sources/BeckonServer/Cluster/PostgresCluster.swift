@@ -47,15 +47,15 @@ public final class PostgresCluster: ClusterLink, DevicePresence, Service, Sendab
         var scheduled = false
     }
 
-    public init(store: PostgresStore, configuration: BeckonServerConfiguration, share: NodeShare, logger: Logger) {
+    public init(store: PostgresStore, configuration: ClusterConfiguration, share: NodeShare, logger: Logger) {
         let host = ProcessInfo.processInfo.hostName.prefix(32)
         self.nodeID = "\(host)-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8).lowercased())"
         self.store = store
         self.share = share
-        self.heartbeat = .seconds(configuration.cluster.heartbeatSeconds)
-        self.nodeTimeout = TimeInterval(configuration.cluster.nodeTimeoutSeconds)
-        self.pollInterval = TimeInterval(configuration.cluster.pollSeconds)
-        self.hintDelay = .milliseconds(configuration.cluster.hintDelayMilliseconds)
+        self.heartbeat = .seconds(configuration.heartbeatSeconds)
+        self.nodeTimeout = TimeInterval(configuration.nodeTimeoutSeconds)
+        self.pollInterval = TimeInterval(configuration.pollSeconds)
+        self.hintDelay = .milliseconds(configuration.hintDelayMilliseconds)
         self.logger = logger
         (senderWakes, wakeSender) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         hintsSent = Counter(label: "beckon_cluster_hints_total", dimensions: [("direction", "sent")])

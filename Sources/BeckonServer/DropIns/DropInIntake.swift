@@ -8,7 +8,7 @@ import Foundation
 /// names, registered implicitly, and a message for it through the intake, so its pushes go
 /// through the planner and the outbox like any other (docs/drop-ins.md).
 struct DropInIntake: Sendable {
-    let store: any BeckonStore
+    let store: any DeviceRegistry
     let intake: MessageIntake
     /// `limits.push-extras-bytes`.
     let maximumPushExtrasBytes: Int

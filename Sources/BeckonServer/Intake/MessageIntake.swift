@@ -8,7 +8,7 @@ import Foundation
 /// the live sessions, which read the store themselves. Delivery hears of it before any session
 /// that receives it can end.
 struct MessageIntake: Sendable {
-    let store: any BeckonStore
+    let store: any MailboxStore
     let events: DeliveryEventSink
     /// The sync sessions' hub; nil where there is none (tests of the API alone).
     let sessions: SyncHub?

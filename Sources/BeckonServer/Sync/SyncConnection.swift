@@ -40,11 +40,14 @@ enum SyncConnection {
 
     /// The loop's state: the machine and what its actions need.
     struct Driver: Sendable {
+        /// The store's roles a session uses: the user's mailbox and the device's read state.
+        typealias Store = MailboxStore & ReadStateStore
+
         var machine: SyncSessionStateMachine
         let device: DeviceRef
         let user: UserRef
         let outbound: SyncOutbound
-        let store: any BeckonStore
+        let store: any Store
         let hub: SyncHub
         let logger: Logger
 

@@ -19,7 +19,7 @@ enum SyncUpgradeDecision: Sendable {
 /// `BeckonHTTPChannel` asks it whether to upgrade and then starts the session
 /// (`SyncConnection.start`).
 public struct SyncGateway: Sendable {
-    let store: any BeckonStore
+    let store: any SyncConnection.Driver.Store
     /// The API's own checks of who a request is.
     let auth: Authenticator
     public let hub: SyncHub
@@ -32,7 +32,7 @@ public struct SyncGateway: Sendable {
     /// - Parameter connectsPerMinute: sessions a device may open per minute (a burst of as many,
     ///   then one every 60/n s); 0: no limit.
     init(
-        store: any BeckonStore, auth: Authenticator, hub: SyncHub, limits: SyncLimits, connectsPerMinute: Int, logger: Logger,
+        store: any SyncConnection.Driver.Store, auth: Authenticator, hub: SyncHub, limits: SyncLimits, connectsPerMinute: Int, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store

@@ -5,7 +5,10 @@ import Hummingbird
 
 /// gorush's `/api/push` (docs/drop-ins.md, "gorush").
 struct GorushController: Sendable {
-    let configuration: BeckonServerConfiguration
+    /// `limits.*`: body sizes.
+    let limits: LimitsConfiguration
+    /// The declared apps, in the order of `apps.ids`.
+    let declared: [AppDeclaration]
     let apps: [String: AppDeclaration]
     let auth: Authenticator
     let messageRate: RateLimiter?
@@ -26,7 +29,7 @@ struct GorushController: Sendable {
         do {
             // gorush reads the body as JSON whatever its Content-Type (a plain `curl -d` says form data).
             let body = try JSONObjectReader(
-                try await RequestBody.json(request, limit: configuration.limits.bodyBytes, anyContentType: true), path: "",
+                try await RequestBody.json(request, limit: limits.bodyBytes, anyContentType: true), path: "",
                 allowed: nil)
             guard case .array(let list)? = body.value("notifications"), !list.isEmpty else {
                 throw APIError.invalidField("notifications", "request body is empty or the notifications array is empty")
@@ -105,7 +108,7 @@ struct GorushController: Sendable {
     /// The app a gorush entry is for: its `topic` (bundle id), or without one the only app that
     /// takes gorush requests; checked against `apps.<id>.gorush`.
     private func gorushApp(_ topic: String?, authorization: String?) async throws -> AppDeclaration {
-        let served = configuration.apps.filter { $0.gorush != .off }
+        let served = declared.filter { $0.gorush != .off }
         let app: AppDeclaration
         if var topic {
             // A push type's topic names the app by its bundle id (apns.md A.3: `.voip`,

@@ -6,7 +6,10 @@ import Hummingbird
 
 /// The Matrix push gateway API, in Sygnal's place (docs/drop-ins.md, "Matrix").
 struct MatrixController: Sendable {
-    let configuration: BeckonServerConfiguration
+    /// `limits.*`: body sizes.
+    let limits: LimitsConfiguration
+    /// The declared apps, in the order of `apps.ids`.
+    let declared: [AppDeclaration]
     let apps: [String: AppDeclaration]
     let messageRate: RateLimiter?
     let dropIns: DropInIntake
@@ -25,7 +28,7 @@ struct MatrixController: Sendable {
     /// serves and the pushkeys, which only the homeserver and the device know, are the gate.
     func matrixNotify(_ request: Request, _ context: some RequestContext) async throws -> Response {
         do {
-            let notification = try MatrixNotification(try await RequestBody.json(request, limit: configuration.limits.bodyBytes))
+            let notification = try MatrixNotification(try await RequestBody.json(request, limit: limits.bodyBytes))
             for (index, pusher) in notification.devices.enumerated() {
                 try dropIns.checkExtras(notification.extras(for: pusher), field: "notification.devices[\(index)]")
             }
@@ -37,7 +40,7 @@ struct MatrixController: Sendable {
                 // A `default_payload` that is not an object: Sygnal rejects the pushkey, so the
                 // homeserver drops a pusher that could never be served as configured.
                 guard !pusher.defaultPayloadMalformed,
-                    let (app, environment) = MatrixAppIDs.resolve(pusher.appID, in: configuration.apps),
+                    let (app, environment) = MatrixAppIDs.resolve(pusher.appID, in: declared),
                     let token = DropInDevice.hexToken(fromBase64: pusher.pushkey)
                 else {
                     rejected.append(pusher.pushkey)

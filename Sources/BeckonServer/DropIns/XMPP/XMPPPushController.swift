@@ -11,8 +11,11 @@ import Logging
 /// XEP-0357 pushes: apps register here, and the XMPP component's publishes become pushes
 /// (docs/drop-ins.md, "XMPP").
 struct XMPPPushController: Sendable {
-    let store: any BeckonStore
-    let configuration: BeckonServerConfiguration
+    let store: any DeviceDirectory
+    /// `limits.*`: body sizes.
+    let limits: LimitsConfiguration
+    /// `xmpp.*`, when the component is configured.
+    let settings: XMPPSettings?
     let apps: [String: AppDeclaration]
     let userTokens: UserTokenVerifier
     let messageRate: RateLimiter?
@@ -29,7 +32,7 @@ struct XMPPPushController: Sendable {
     /// when `xmpp.open-registration` is on (an app with no backend, as Monal). The same token
     /// always gets the same node; registering again after Apple refused the token takes it anew.
     func registerXMPPPush(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        guard let settings = configuration.xmpp, let app = apps[settings.appID] else {
+        guard let settings = settings, let app = apps[settings.appID] else {
             throw APIError.notFound("XEP-0357 pushes are not configured here (xmpp.*)")
         }
         if settings.openRegistration && request.headers[.authorization] == nil {
@@ -43,7 +46,7 @@ struct XMPPPushController: Sendable {
             guard user.appID == app.id else { throw APIError.forbidden("the user token is for another app than xmpp.app") }
         }
         let body = try JSONObjectReader(
-            try await RequestBody.json(request, limit: configuration.limits.bodyBytes), path: "", allowed: ["token", "environment"])
+            try await RequestBody.json(request, limit: limits.bodyBytes), path: "", allowed: ["token", "environment"])
         let token = try body.requiredString("token", maxLength: 200)
         guard DropInDevice.isHexToken(token) else { throw APIError.invalidField("token", "must be an APNs token in hex (8 to 100 bytes)") }
         let environment = try body.enumeration("environment", PushEnvironment.self) ?? app.defaultDropInEnvironment
