@@ -215,7 +215,7 @@ struct PlanningStep: Sendable {
                 }
                 batch.pushes.append(OutboxPush(
                     device: ref, tokenKind: push.token, reason: push.reason, strategy: push.strategy,
-                    notification: rendered, messageCount: push.messageIDs.count, ringingCallID: push.ringing?.callID,
+                    notification: rendered, messageCount: push.messageIDs.count, messageIDs: push.messageIDs, ringingCallID: push.ringing?.callID,
                     ringingUntil: push.ringing?.until, createdAt: now, id: push.id))
                 afterSave.append((ref, { metrics.decided(push) }))
             case .wakeObserved(let pushID, let reason, let strategy, let latency):

@@ -280,7 +280,7 @@ final class PushDispatcher: Sendable {
         of response: APNSResponse, outbox: OutboxPush, device: Device, request: APNSRequest, sender: any PushSender,
         limits: (deadline: TimeInterval?, retry: APNSRetryPolicy?)
     ) async throws -> PushAttemptResult {
-        if response.isSuccess { return .sent(at: now()) }
+        if response.isSuccess { return .sent(at: now(), uniqueID: response.uniqueID?.uuidString.lowercased()) }
         let reason = response.reason?.rawValue
         switch response.reason {
         case .unregistered?:
@@ -298,7 +298,7 @@ final class PushDispatcher: Sendable {
                 logger.warning("token belongs to the other APNs environment", metadata: [
                     "device": "\(device.ref)", "registered": "\(device.environment.rawValue)",
                 ])
-                return .sent(at: now())
+                return .sent(at: now(), uniqueID: retried.uniqueID?.uuidString.lowercased())
             }
             if let hex = device.token(outbox.tokenKind) {
                 _ = try await store.removeToken(device.ref, kind: outbox.tokenKind, token: hex, invalidSince: now())

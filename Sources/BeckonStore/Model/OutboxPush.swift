@@ -18,6 +18,10 @@ public struct OutboxPush: Hashable, Sendable {
     /// Headers and body, as APNs will receive them.
     public var notification: APNSRenderedNotification
     public var messageCount: Int
+    /// The messages it stands for, linked in the store for their traces (`MessageTraceStore`);
+    /// empty for a push no message asked for (a clear-all, a badge update). Not read back with
+    /// the push: sending needs only the request.
+    public var messageIDs: [String]
     /// A push that rings a call, and the time after which it must not be sent (rule 6).
     public var ringingCallID: String?
     public var ringingUntil: Date?
@@ -36,9 +40,10 @@ public struct OutboxPush: Hashable, Sendable {
 
     public init(
         device: DeviceRef, tokenKind: PushTokenKind, reason: PushReason, strategy: DeliveryStrategy,
-        notification: APNSRenderedNotification, messageCount: Int, ringingCallID: String? = nil,
+        notification: APNSRenderedNotification, messageCount: Int, messageIDs: [String] = [], ringingCallID: String? = nil,
         ringingUntil: Date? = nil, attempts: Int = 0, createdAt: Date, id: UUID? = nil
     ) {
+        self.messageIDs = messageIDs
         self.ringingCallID = ringingCallID
         self.ringingUntil = ringingUntil
         self.id = (id ?? notification.apnsID).lowercaseString

@@ -30,6 +30,17 @@ struct PostgresAck: PostgresBatchedWrite {
             highest[ack.device] = ack
         }
         let acks = Array(highest.values)
+        // The cursors before, for the `synced` receipts of what the acks newly cover.
+        var previous: [DeviceRef: Int64] = [:]
+        for try await (appID, deviceID, acked) in try await connection.query(
+            """
+            SELECT c.app_id, c.device_id, c.acked_sequence FROM device_cursor c
+            JOIN unnest(\(acks.map(\.device.appID))::text[], \(acks.map(\.device.deviceID))::text[]) AS a(app_id, device_id)
+              ON c.app_id = a.app_id AND c.device_id = a.device_id
+            """, logger: logger
+        ).decode((String, String, Int64).self) {
+            previous[DeviceRef(appID: appID, deviceID: deviceID)] = acked
+        }
         var stored: [DeviceRef: Int64] = [:]
         for try await (appID, deviceID, acked) in try await connection.query(
             """
@@ -48,9 +59,35 @@ struct PostgresAck: PostgresBatchedWrite {
         ).decode((String, String, Int64).self) {
             stored[DeviceRef(appID: appID, deviceID: deviceID)] = acked
         }
+        try await recordSynced(acks, from: previous, to: stored, on: connection, logger: logger)
         return batch.map { ack in
             stored[ack.device].map(Result.success)
                 ?? .failure(BeckonStoreError.deviceNotFound(appID: ack.device.appID, deviceID: ack.device.deviceID))
         }
+    }
+
+    /// `synced` receipts for the messages each ack newly covers (at most
+    /// `TraceLimits.syncedReceiptsPerAck`, the newest).
+    private static func recordSynced(
+        _ acks: [PostgresAck], from previous: [DeviceRef: Int64], to stored: [DeviceRef: Int64],
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let moved = acks.compactMap { ack -> (ack: PostgresAck, after: Int64, upTo: Int64)? in
+            guard let upTo = stored[ack.device] else { return nil }
+            let after = max(previous[ack.device] ?? 0, upTo - Int64(TraceLimits.syncedReceiptsPerAck))
+            return upTo > after ? (ack, after, upTo) : nil
+        }
+        guard !moved.isEmpty else { return }
+        try await connection.query(
+            """
+            INSERT INTO message_receipt (message_id, app_id, device_id, kind, at)
+            SELECT mb.message_id, mb.app_id, a.device_id, 'synced', a.now
+            FROM unnest(\(moved.map(\.ack.device.appID))::text[], \(moved.map(\.ack.device.deviceID))::text[],
+                        \(moved.map(\.after))::bigint[], \(moved.map(\.upTo))::bigint[], \(moved.map(\.ack.now))::bigint[])
+                 AS a(app_id, device_id, after, up_to, now)
+            JOIN device d ON d.app_id = a.app_id AND d.id = a.device_id
+            JOIN mailbox mb ON mb.app_id = d.app_id AND mb.user_id = d.user_id AND mb.sequence > a.after AND mb.sequence <= a.up_to
+            ON CONFLICT DO NOTHING
+            """, logger: logger)
     }
 }

@@ -139,6 +139,15 @@ extension PostgresStore: DeliveryStateStore {
                       collapse_id, payload, message_count, ringing_call_id, ringing_until, next_attempt_at, created_at,
                       apns_id)
             """, logger: logger)
+        let links = pushes.flatMap { push in push.messageIDs.map { (messageID: $0, push: push) } }
+        guard !links.isEmpty else { return }
+        try await connection.query(
+            """
+            INSERT INTO push_message (message_id, push_id, created_at)
+            SELECT * FROM unnest(\(links.map(\.messageID))::text[], \(links.map(\.push.id))::text[],
+                                 \(links.map(\.push.createdAt.millisecondsSince1970))::bigint[])
+            ON CONFLICT DO NOTHING
+            """, logger: logger)
     }
 
     private static func recordWakes(_ wakes: [WakeOutcome], on connection: PostgresConnection, logger: Logger) async throws {

@@ -44,7 +44,7 @@ extension PostgresStore: PushOutbox {
     /// Concurrent results share transactions (PostgresGroupCommit, `PostgresCompletion`): one
     /// commit per push would make each push cost a WAL flush of its own.
     public func completePush(id: String, result: PushAttemptResult) async throws {
-        try await completions.write(PostgresCompletion(id: id, result: result))
+        try await completions.write(PostgresCompletion(id: id, result: result, now: timestamp))
     }
 
     static func outboxPush(_ row: PostgresRandomAccessRow) throws -> OutboxPush {

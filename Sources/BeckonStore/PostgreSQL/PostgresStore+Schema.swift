@@ -214,6 +214,42 @@ extension PostgresStore {
         (3, ["ALTER TABLE delivery_state ADD COLUMN connected boolean NOT NULL DEFAULT false"]),
         // The caller's apns-id header when it is not the outbox key (OutboxPush.id); NULL: the key.
         (4, ["ALTER TABLE push_outbox ADD COLUMN apns_id text"]),
+        // A message's trace (MessageTraceStore): the SQLite store's v11, the same tables.
+        (5, [
+            """
+            CREATE TABLE push_message (
+                message_id text NOT NULL,
+                push_id text NOT NULL,
+                created_at bigint NOT NULL,
+                PRIMARY KEY (message_id, push_id)
+            )
+            """,
+            "CREATE INDEX push_message_created ON push_message(created_at)",
+            """
+            CREATE TABLE push_attempt (
+                push_id text NOT NULL,
+                attempt integer NOT NULL,
+                at bigint NOT NULL,
+                outcome text NOT NULL CHECK (outcome IN ('sent', 'failed', 'retry')),
+                status integer NOT NULL,
+                reason text,
+                unique_id text,
+                PRIMARY KEY (push_id, attempt)
+            )
+            """,
+            "CREATE INDEX push_attempt_at ON push_attempt(at)",
+            """
+            CREATE TABLE message_receipt (
+                message_id text NOT NULL,
+                app_id text NOT NULL,
+                device_id text NOT NULL,
+                kind text NOT NULL CHECK (kind IN ('synced', 'shown', 'opened', 'removed')),
+                at bigint NOT NULL,
+                PRIMARY KEY (message_id, app_id, device_id, kind)
+            )
+            """,
+            "CREATE INDEX message_receipt_at ON message_receipt(at)",
+        ]),
     ]
 
     /// Brings the schema up to date. Several nodes may start at once: the first takes an

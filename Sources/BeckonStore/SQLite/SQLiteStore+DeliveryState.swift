@@ -74,7 +74,13 @@ extension SQLiteStore: DeliveryStateStore {
                                          ringing_until, state, attempts, next_attempt_at, created_at, apns_id)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
                 """)
+            let linkMessage = try db.cachedStatement(sql: """
+                INSERT OR IGNORE INTO push_message (message_id, push_id, created_at) VALUES (?, ?, ?)
+                """)
             for push in batch.pushes where !conflicts.contains(push.device) {
+                for messageID in push.messageIDs {
+                    try linkMessage.execute(arguments: [messageID, push.id, push.createdAt.millisecondsSince1970])
+                }
                 let notification = push.notification
                 try queuePush.execute(arguments: [
                     push.id, push.device.appID, push.device.deviceID, push.tokenKind.rawValue, push.reason.rawValue,

@@ -43,25 +43,35 @@ extension SQLiteStore: PushOutbox {
     }
 
     public func completePush(id: String, result: PushAttemptResult) async throws {
+        let now = timestamp
         try await groupCommit.write { db in
-            // Cached statements: one of these runs for every push.
+            // Cached statements: these run for every push.
+            let attempt: (outcome: String, at: Int64, status: Int, reason: String?, uniqueID: String?)
             switch result {
-            case .sent(let at):
+            case .sent(let at, let uniqueID):
                 try db.cachedStatement(sql: """
                     UPDATE push_outbox SET state = 'sent', attempts = attempts + 1, sent_at = ?, status = 200,
                         apns_reason = NULL WHERE id = ?
                     """).execute(arguments: [at.millisecondsSince1970, id])
+                attempt = ("sent", at.millisecondsSince1970, 200, nil, uniqueID)
             case .failed(let status, let reason, let at):
                 try db.cachedStatement(sql: """
                     UPDATE push_outbox SET state = 'failed', attempts = attempts + 1, sent_at = ?, status = ?,
                         apns_reason = ? WHERE id = ?
                     """).execute(arguments: [at.millisecondsSince1970, status, reason, id])
+                attempt = ("failed", at.millisecondsSince1970, status, reason, nil)
             case .retry(let status, let reason, let next):
                 try db.cachedStatement(sql: """
                     UPDATE push_outbox SET attempts = attempts + 1, next_attempt_at = ?, status = ?,
                         apns_reason = ? WHERE id = ?
                     """).execute(arguments: [next.millisecondsSince1970, status, reason, id])
+                attempt = ("retry", now, status, reason, nil)
             }
+            // The attempt's number is the outbox row's count, just raised.
+            try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO push_attempt (push_id, attempt, at, outcome, status, reason, unique_id)
+                SELECT id, attempts, ?, ?, ?, ?, ? FROM push_outbox WHERE id = ?
+                """).execute(arguments: [attempt.at, attempt.outcome, attempt.status, attempt.reason, attempt.uniqueID, id])
         }
     }
 

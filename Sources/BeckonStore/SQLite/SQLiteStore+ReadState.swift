@@ -12,9 +12,12 @@ extension SQLiteStore: ReadStateStore {
             // have seen would otherwise skip messages appended later.
             let last = try Self.lastSequence(db, UserRef(appID: device.appID, userID: userID))
             let target = max(0, min(sequence, last))
+            let previous = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT acked_sequence FROM device_cursor WHERE app_id = ? AND device_id = ?"),
+                arguments: [device.appID, device.deviceID]) ?? 0
             // max(): acks arrive late and out of order (a replaced session's last frames), and a
             // cumulative cursor only moves forward. (PostgreSQL spells it GREATEST.)
-            return try Int64.fetchOne(
+            let acked = try Int64.fetchOne(
                 db.cachedStatement(sql: """
                     INSERT INTO device_cursor (app_id, device_id, acked_sequence, updated_at) VALUES (?, ?, ?, ?)
                     ON CONFLICT (app_id, device_id) DO UPDATE SET
@@ -23,6 +26,8 @@ extension SQLiteStore: ReadStateStore {
                     RETURNING acked_sequence
                     """),
                 arguments: [device.appID, device.deviceID, target, now])!
+            try Self.recordSynced(db, device: device, user: userID, after: previous, upTo: acked, at: now)
+            return acked
         }
     }
 

@@ -249,6 +249,41 @@ extension SQLiteStore {
             // The caller's apns-id header when it is not the outbox key (OutboxPush.id); NULL: the key.
             try db.execute(sql: "ALTER TABLE push_outbox ADD COLUMN apns_id TEXT")
         }
+        migrator.registerMigration("v11-message-trace") { db in
+            try db.execute(sql: """
+                -- The messages each push stood for, written with the push: a message's trace
+                -- finds its pushes here (MessageTraceStore).
+                CREATE TABLE push_message (
+                    message_id TEXT NOT NULL,
+                    push_id TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    PRIMARY KEY (message_id, push_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX push_message_created ON push_message(created_at);
+                -- Every attempt at a push and APNs' answer (the outbox row keeps only the last).
+                CREATE TABLE push_attempt (
+                    push_id TEXT NOT NULL,
+                    attempt INTEGER NOT NULL,
+                    at INTEGER NOT NULL,
+                    outcome TEXT NOT NULL CHECK (outcome IN ('sent', 'failed', 'retry')),
+                    status INTEGER NOT NULL,
+                    reason TEXT,
+                    unique_id TEXT,                      -- apns-unique-id (sandbox only)
+                    PRIMARY KEY (push_id, attempt)
+                ) WITHOUT ROWID;
+                CREATE INDEX push_attempt_at ON push_attempt(at);
+                -- What happened to a message on a device, first report of each kind.
+                CREATE TABLE message_receipt (
+                    message_id TEXT NOT NULL,
+                    app_id TEXT NOT NULL,
+                    device_id TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('synced', 'shown', 'opened', 'removed')),
+                    at INTEGER NOT NULL,
+                    PRIMARY KEY (message_id, app_id, device_id, kind)
+                ) WITHOUT ROWID;
+                CREATE INDEX message_receipt_at ON message_receipt(at);
+                """)
+        }
         return migrator
     }()
 }

@@ -89,13 +89,13 @@ import Testing
 
     static let migrations = [
         "v1", "v2-delivery", "v3-content-key", "v4-unread-counters", "v5-unread-expiry-index", "v6-rendered-outbox",
-        "v7-call-ends", "v8-delivery-versions", "v9-delivery-connected", "v10-caller-apns-id",
+        "v7-call-ends", "v8-delivery-versions", "v9-delivery-connected", "v10-caller-apns-id", "v11-message-trace",
     ]
 
     /// The store's tables; PostgreSQL's schema has these too (PostgresStoreTests).
     static let tables = [
         "api_key", "app", "call_end", "delivery_state", "device", "device_cursor", "mailbox", "message", "message_read",
-        "push_outbox", "unread_expiring", "user_sequence",
+        "message_receipt", "push_attempt", "push_message", "push_outbox", "unread_expiring", "user_sequence",
     ]
 
     /// PostgreSQL's twin: ClusterStoreTests.aNodeRefusesADatabaseANewerBeckonMigrated.
