@@ -23,6 +23,7 @@ public struct BeckonAPI: Sendable {
     let messages: MessagesController
     let calls: CallsController
     let reports: DeliveryReportController
+    let traces: TraceController
     let admin: AdminController
     let status: StatusController
     let sync: SyncRouteController
@@ -65,6 +66,7 @@ public struct BeckonAPI: Sendable {
         calls = CallsController(
             store: store, limits: configuration.limits, auth: auth, events: events, syncHub: syncHub, now: now)
         reports = DeliveryReportController(store: store, apps: apps, auth: auth, now: now)
+        traces = TraceController(store: store, auth: auth, now: now)
         admin = AdminController(store: store, limits: configuration.limits, apps: apps, auth: auth)
         status = StatusController(
             store: store, declared: configuration.apps, apps: apps, auth: auth, syncHub: syncHub, now: now)
@@ -99,6 +101,7 @@ public struct BeckonAPI: Sendable {
         messages.addRoutes(to: router)
         calls.addRoutes(to: router)
         reports.addRoutes(to: router)
+        traces.addRoutes(to: router)
         sync.addRoutes(to: router)
         admin.addRoutes(to: router)
         status.addRoutes(to: router)

@@ -24,6 +24,12 @@ import Testing
         #expect(tried.exitCode == 0, "\(tried.errors)")
         #expect(tried.output.contains("\"apns-push-type\" : \"background\""), "\(tried.output)")
         #expect(tried.output.contains("\"reason\" : \"wake\""))
+        // What happened to that message, from the same credentials file's API key.
+        let messageID = try #require(tried.output.split(separator: " ").drop { $0 != "message" }.dropFirst().first.map(String.init))
+        let trace = try await CLIHarness.beckonProcess(["trace", messageID, "--url", "http://127.0.0.1:\(port)", "--credentials", credentials])
+        #expect(trace.exitCode == 0, "\(trace.errors)")
+        #expect(trace.output.contains("device try-"), "\(trace.output)")
+        #expect(trace.output.contains("push") && trace.output.contains("reason=wake") && trace.output.contains("status=200"))
         let token = try await CLIHarness.beckonProcess(["user-token", "--user", "alice", "--credentials", credentials])
         #expect(token.output.split(separator: ".").count == 3)
 

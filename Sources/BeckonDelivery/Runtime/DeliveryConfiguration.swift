@@ -16,6 +16,9 @@ public struct DeliveryConfiguration: Sendable, Equatable {
     public var deadlineLease: TimeInterval = 30
     /// After graceful shutdown begins, how long sends may still wait for APNs.
     public var shutdownGrace: Duration = .seconds(10)
+    /// How long a message's trace records (its pushes' links and attempts, the devices'
+    /// receipts) are kept: 7 days.
+    public var traceRetention: TimeInterval = 7 * 24 * 3600
 
     public init() {}
 }

@@ -20,8 +20,8 @@ import ServiceLifecycle
 /// cluster-wide.
 final class DeliveryDriver: Service, Sendable {
     /// Planning's reads (`PlanningContext.store`), the planners' due deadlines and saves, and
-    /// the unread bookkeeping it prunes.
-    typealias Store = DeviceDirectory & ReadStateStore & MailboxStore & DeliveryStateStore
+    /// the unread bookkeeping and trace records it prunes.
+    typealias Store = DeviceDirectory & ReadStateStore & MailboxStore & DeliveryStateStore & MessageTraceStore
 
     let store: any Store
     let policies: [String: DeliveryPolicy]
@@ -41,6 +41,8 @@ final class DeliveryDriver: Service, Sendable {
     /// How long a claimed deadline is this node's: if it dies before planning it, the deadline
     /// comes due again then, on any node.
     let deadlineLease: TimeInterval
+    /// How long a message's trace records are kept (`trace.retention-hours`).
+    let traceRetention: TimeInterval
     /// How many times a batch is planned (for the devices another node saved first) before its
     /// events for them are given up.
     let conflictAttempts = 20
@@ -61,8 +63,10 @@ final class DeliveryDriver: Service, Sendable {
     init(
         store: any Store, policies: [String: DeliveryPolicy], bundleIDs: [String: String], dispatcher: PushDispatcher, metrics: DeliveryMetrics,
         tick: Duration = .seconds(1), logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
-        presence: any DevicePresence, deadlineLease: TimeInterval = 30
+        presence: any DevicePresence, deadlineLease: TimeInterval = 30,
+        traceRetention: TimeInterval = DeliveryConfiguration().traceRetention
     ) {
+        self.traceRetention = traceRetention
         self.store = store
         self.policies = policies
         self.bundleIDs = bundleIDs
@@ -134,10 +138,12 @@ final class DeliveryDriver: Service, Sendable {
         var lastPrune = ContinuousClock.now
         while !Task.isCancelled {
             do {
-                // Housekeeping on the same clock: expired unread bookkeeping, once a minute.
+                // Housekeeping on the same clock, once a minute: expired unread bookkeeping, and
+                // trace records past their retention.
                 if ContinuousClock.now - lastPrune > .seconds(60) {
                     lastPrune = ContinuousClock.now
                     try await store.pruneExpiredUnread(now: now())
+                    try await store.pruneTrace(before: now().addingTimeInterval(-traceRetention))
                 }
                 let now = now()
                 let due = try await store.claimDueDeliveryStates(

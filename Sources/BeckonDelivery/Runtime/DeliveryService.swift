@@ -9,7 +9,8 @@ import ServiceLifecycle
 /// dispatcher over the senders it is given.
 public struct DeliveryService: Service {
     /// The store's roles delivery uses: the dispatcher's and the driver's.
-    public typealias Store = PushOutbox & DeviceDirectory & TokenFeedback & CallStore & ReadStateStore & MailboxStore & DeliveryStateStore
+    public typealias Store = PushOutbox & DeviceDirectory & TokenFeedback & CallStore & ReadStateStore & MailboxStore
+        & DeliveryStateStore & MessageTraceStore
 
     let driver: DeliveryDriver
     let cutOff: @Sendable () async -> Void
@@ -35,7 +36,7 @@ public struct DeliveryService: Service {
         let driver = DeliveryDriver(
             store: store, policies: configuration.policies, bundleIDs: configuration.bundleIDs,
             dispatcher: dispatcher, metrics: metrics, tick: tick, logger: Logger(label: "beckon.delivery"),
-            presence: presence, deadlineLease: configuration.deadlineLease)
+            presence: presence, deadlineLease: configuration.deadlineLease, traceRetention: configuration.traceRetention)
         self.driver = driver
         self.cutOff = cutOff
         self.grace = configuration.shutdownGrace

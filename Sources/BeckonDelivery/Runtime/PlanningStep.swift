@@ -219,10 +219,10 @@ struct PlanningStep: Sendable {
                     ringingUntil: push.ringing?.until, createdAt: now, id: push.id))
                 afterSave.append((ref, { metrics.decided(push) }))
             case .wakeObserved(let pushID, let reason, let strategy, let latency):
-                batch.wakes.append(WakeOutcome(device: ref, pushID: pushID.uuidString.lowercased(), latency: latency))
+                batch.wakes.append(WakeOutcome(device: ref, pushID: pushID.uuidString.lowercased(), latency: latency, at: now))
                 afterSave.append((ref, { metrics.wake(observed: latency, reason: reason, strategy: strategy) }))
             case .wakeMissed(let pushID, let reason, let strategy):
-                batch.wakes.append(WakeOutcome(device: ref, pushID: pushID.uuidString.lowercased(), latency: nil))
+                batch.wakes.append(WakeOutcome(device: ref, pushID: pushID.uuidString.lowercased(), latency: nil, at: now))
                 afterSave.append((ref, { metrics.wake(observed: nil, reason: reason, strategy: strategy) }))
             case .becameUnreachable:
                 let logger = context.logger

@@ -6,7 +6,7 @@ import Hummingbird
 
 /// Messages: the backend posts them, a device's extension fetches one.
 struct MessagesController: Sendable {
-    let store: any (DeviceDirectory & MailboxStore)
+    let store: any (DeviceDirectory & MailboxStore & MessageTraceStore)
     /// `limits.*`: body and payload sizes.
     let limits: LimitsConfiguration
     let auth: Authenticator
@@ -83,6 +83,11 @@ struct MessagesController: Sendable {
         // Fetched by the device itself: its extension shows it, so the planner stops re-pushing
         // and escalating it for this device (the cursor moves only with sync acks).
         events.submit(.shown(device.ref, messageIDs: [entry.message.id], at: now()))
+        // In its trace: the device has it, and shows it (docs/trace.md).
+        let at = now()
+        try await store.recordReceipts([.synced, .shown].map {
+            MessageReceipt(device: device.ref, messageID: entry.message.id, kind: $0, at: at)
+        })
         return APIResponse.json(.ok, MailboxMessageBody(entry))
     }
 }

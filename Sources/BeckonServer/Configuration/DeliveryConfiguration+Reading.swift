@@ -28,5 +28,8 @@ extension DeliveryConfiguration {
         // deadline (a reconnect window, a re-push, a call's ring), which then fires on another node.
         claimLease = TimeInterval(try config.positive("delivery.claim-lease-seconds", default: Int(claimLease)))
         deadlineLease = TimeInterval(try config.positive("delivery.deadline-lease-seconds", default: Int(deadlineLease)))
+        // `trace.retention-hours`: how long `GET /v1/messages/{id}/trace` can tell a message's
+        // pushes, attempts and receipts (docs/trace.md).
+        traceRetention = TimeInterval(try config.positive("trace.retention-hours", default: Int(traceRetention / 3600)) * 3600)
     }
 }

@@ -21,12 +21,15 @@ public struct TracedPush: Hashable, Sendable {
     /// Whether the app connected after it (rule 10): `observed`, `missed`, or nil.
     public var wake: String?
     public var wakeLatency: TimeInterval?
+    /// When the wake outcome was recorded: the app's connection, or the reconnect window's end.
+    public var wakeAt: Date?
 
     public init(
         id: String, device: DeviceRef, reason: String, strategy: String, pushType: String, priority: Int,
         collapseID: String?, apnsID: String, messageCount: Int, createdAt: Date, state: String,
-        attempts: [PushAttempt] = [], wake: String? = nil, wakeLatency: TimeInterval? = nil
+        attempts: [PushAttempt] = [], wake: String? = nil, wakeLatency: TimeInterval? = nil, wakeAt: Date? = nil
     ) {
+        self.wakeAt = wakeAt
         self.id = id
         self.device = device
         self.reason = reason

@@ -7,8 +7,11 @@ public struct WakeOutcome: Hashable, Sendable {
     public var pushID: String
     /// The latency when the device connected; nil when the reconnect window passed without it.
     public var latency: TimeInterval?
+    /// When the planner settled it (the connection, or the window's end); nil: when it is saved.
+    public var at: Date?
 
-    public init(device: DeviceRef, pushID: String, latency: TimeInterval?) {
+    public init(device: DeviceRef, pushID: String, latency: TimeInterval?, at: Date? = nil) {
+        self.at = at
         self.device = device
         self.pushID = pushID
         self.latency = latency

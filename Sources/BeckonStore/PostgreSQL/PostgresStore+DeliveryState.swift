@@ -59,7 +59,7 @@ extension PostgresStore: DeliveryStateStore {
     private func saveDelivery(_ batch: DeliveryBatch, on connection: PostgresConnection) async throws -> Set<DeviceRef> {
         let conflicts = try await Self.saveStates(batch.states, now: timestamp, on: connection, logger: logger)
         try await Self.insertPushes(batch.pushes.filter { !conflicts.contains($0.device) }, on: connection, logger: logger)
-        try await Self.recordWakes(batch.wakes.filter { !conflicts.contains($0.device) }, on: connection, logger: logger)
+        try await Self.recordWakes(batch.wakes.filter { !conflicts.contains($0.device) }, at: timestamp, on: connection, logger: logger)
         return conflicts
     }
 
@@ -150,7 +150,7 @@ extension PostgresStore: DeliveryStateStore {
             """, logger: logger)
     }
 
-    private static func recordWakes(_ wakes: [WakeOutcome], on connection: PostgresConnection, logger: Logger) async throws {
+    private static func recordWakes(_ wakes: [WakeOutcome], at now: Int64, on connection: PostgresConnection, logger: Logger) async throws {
         guard !wakes.isEmpty else { return }
         // Int64.min stands for a missed wake (no latency). Not -1: a latency can be below zero
         // (a push decided after its device connected, before the connection was planned), and
@@ -159,9 +159,10 @@ extension PostgresStore: DeliveryStateStore {
         try await connection.query(
             """
             UPDATE push_outbox o SET wake = CASE WHEN w.latency = \(none) THEN 'missed' ELSE 'observed' END,
-                wake_latency_ms = NULLIF(w.latency, \(none))
-            FROM unnest(\(wakes.map(\.pushID))::text[], \(wakes.map { $0.latency.map { Int64(($0 * 1000).rounded()) } ?? none })::bigint[])
-                 AS w(id, latency)
+                wake_latency_ms = NULLIF(w.latency, \(none)), wake_at = w.at
+            FROM unnest(\(wakes.map(\.pushID))::text[], \(wakes.map { $0.latency.map { Int64(($0 * 1000).rounded()) } ?? none })::bigint[],
+                        \(wakes.map { $0.at?.millisecondsSince1970 ?? now })::bigint[])
+                 AS w(id, latency, at)
             WHERE o.id = w.id AND o.wake IS NULL
             """, logger: logger)
     }

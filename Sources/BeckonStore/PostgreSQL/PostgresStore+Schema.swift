@@ -249,6 +249,7 @@ extension PostgresStore {
             )
             """,
             "CREATE INDEX message_receipt_at ON message_receipt(at)",
+            "ALTER TABLE push_outbox ADD COLUMN wake_at bigint",
         ]),
     ]
 

@@ -12,22 +12,22 @@ extension PostgresStore: MessageTraceStore {
             positions.append(MailboxPosition(userID: userID, sequence: sequence))
         }
         var pushes: [TracedPush] = []
-        for try await (id, deviceID, reason, strategy, pushType, priority, collapseID, apnsID, count, createdAt, state, wake, latency)
+        for try await (id, deviceID, reason, strategy, pushType, priority, collapseID, apnsID, count, createdAt, state, wake, latency, wakeAt)
             in try await client.query(
                 """
                 SELECT o.id, o.device_id, o.reason, o.strategy, coalesce(o.push_type, ''), coalesce(o.priority, 0)::integer,
                        o.collapse_id, coalesce(o.apns_id, o.id), o.message_count::integer, o.created_at, o.state, o.wake,
-                       o.wake_latency_ms
+                       o.wake_latency_ms, o.wake_at
                 FROM push_message pm JOIN push_outbox o ON o.id = pm.push_id
                 WHERE pm.message_id = \(messageID) AND o.app_id = \(appID) ORDER BY o.created_at, o.id
                 """, logger: logger
-            ).decode((String, String, String, String, String, Int, String?, String, Int, Int64, String, String?, Int64?).self)
+            ).decode((String, String, String, String, String, Int, String?, String, Int, Int64, String, String?, Int64?, Int64?).self)
         {
             pushes.append(TracedPush(
                 id: id, device: DeviceRef(appID: appID, deviceID: deviceID), reason: reason, strategy: strategy,
                 pushType: pushType, priority: priority, collapseID: collapseID, apnsID: apnsID, messageCount: count,
                 createdAt: Date(millisecondsSince1970: createdAt), state: state, wake: wake,
-                wakeLatency: latency.map { TimeInterval($0) / 1000 }))
+                wakeLatency: latency.map { TimeInterval($0) / 1000 }, wakeAt: wakeAt.map(Date.init(millisecondsSince1970:))))
         }
         var attempts: [String: [PushAttempt]] = [:]
         for try await (pushID, number, at, outcome, status, reason, uniqueID) in try await client.query(

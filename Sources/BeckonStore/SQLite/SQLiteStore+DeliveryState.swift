@@ -93,12 +93,12 @@ extension SQLiteStore: DeliveryStateStore {
                 ])
             }
             let recordWake = try db.cachedStatement(sql: """
-                UPDATE push_outbox SET wake = ?, wake_latency_ms = ? WHERE id = ? AND wake IS NULL
+                UPDATE push_outbox SET wake = ?, wake_latency_ms = ?, wake_at = ? WHERE id = ? AND wake IS NULL
                 """)
             for wake in batch.wakes where !conflicts.contains(wake.device) {
                 try recordWake.execute(arguments: [
                     wake.latency == nil ? "missed" : "observed",
-                    wake.latency.map { Int64(($0 * 1000).rounded()) }, wake.pushID,
+                    wake.latency.map { Int64(($0 * 1000).rounded()) }, wake.at?.millisecondsSince1970 ?? now, wake.pushID,
                 ])
             }
             return conflicts

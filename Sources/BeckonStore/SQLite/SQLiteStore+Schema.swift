@@ -282,6 +282,8 @@ extension SQLiteStore {
                     PRIMARY KEY (message_id, app_id, device_id, kind)
                 ) WITHOUT ROWID;
                 CREATE INDEX message_receipt_at ON message_receipt(at);
+                -- When the wake outcome was recorded: the app's connection, or the window's end.
+                ALTER TABLE push_outbox ADD COLUMN wake_at INTEGER;
                 """)
         }
         return migrator

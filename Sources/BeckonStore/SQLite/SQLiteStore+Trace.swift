@@ -14,7 +14,8 @@ extension SQLiteStore: MessageTraceStore {
                 db,
                 sql: """
                     SELECT o.id, o.device_id, o.reason, o.strategy, o.push_type, o.priority, o.collapse_id,
-                           coalesce(o.apns_id, o.id), o.message_count, o.created_at, o.state, o.wake, o.wake_latency_ms
+                           coalesce(o.apns_id, o.id), o.message_count, o.created_at, o.state, o.wake, o.wake_latency_ms,
+                           o.wake_at
                     FROM push_message pm JOIN push_outbox o ON o.id = pm.push_id
                     WHERE pm.message_id = ? AND o.app_id = ? ORDER BY o.created_at, o.id
                     """,
@@ -24,7 +25,8 @@ extension SQLiteStore: MessageTraceStore {
                     id: row[0], device: DeviceRef(appID: appID, deviceID: row[1]), reason: row[2], strategy: row[3],
                     pushType: row[4] ?? "", priority: row[5] ?? 0, collapseID: row[6], apnsID: row[7], messageCount: row[8],
                     createdAt: Date(millisecondsSince1970: row[9]), state: row[10], wake: row[11],
-                    wakeLatency: (row[12] as Int64?).map { TimeInterval($0) / 1000 })
+                    wakeLatency: (row[12] as Int64?).map { TimeInterval($0) / 1000 },
+                    wakeAt: (row[13] as Int64?).map(Date.init(millisecondsSince1970:)))
             }
             for index in pushes.indices {
                 pushes[index].attempts = try Row.fetchAll(
