@@ -1,4 +1,5 @@
 import BeckonJSON
+import Foundation
 
 /// Reads the members of one frame object with the protocol's rules: a missing or mistyped
 /// required field is `invalid_field`, naming the field; unknown members are ignored (either side
@@ -75,5 +76,28 @@ struct FrameFields {
             ids.append(id.lowercased())
         }
         return ids
+    }
+
+    /// `receipts.items`: at most `SyncProtocol.maximumReceipts`, each `{id, kind, at}` (`at` in
+    /// ms since 1970). An item of a kind this version does not know is skipped, so a newer client
+    /// can report more.
+    func receipts(_ key: String) throws(SyncFrameError) -> [SyncReceipt] {
+        guard case .array(let values)? = self[key] else {
+            throw SyncFrameError(.invalidField, "\(key): an array of receipts is required")
+        }
+        guard values.count <= SyncProtocol.maximumReceipts else {
+            throw SyncFrameError(.invalidField, "\(key): at most \(SyncProtocol.maximumReceipts) per frame")
+        }
+        var receipts: [SyncReceipt] = []
+        for value in values {
+            guard case .object(let item) = value, case .string(let id)? = item["id"], !id.isEmpty,
+                id.utf8.count <= SyncProtocol.maximumIDBytes, case .string(let kind)? = item["kind"], case .int(let at)? = item["at"]
+            else {
+                throw SyncFrameError(.invalidField, "\(key): each must be {id, kind, at}, at in milliseconds")
+            }
+            guard let known = ReceiptKind(rawValue: kind) else { continue }
+            receipts.append(SyncReceipt(messageID: id.lowercased(), kind: known, at: Date(timeIntervalSince1970: Double(at) / 1000)))
+        }
+        return receipts
     }
 }

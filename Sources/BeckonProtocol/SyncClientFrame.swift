@@ -1,4 +1,5 @@
 import BeckonJSON
+import Foundation
 
 /// A frame a device sends over `/v1/sync` (docs/sync-protocol.md, "Frames", client → server).
 /// The server parses it, the client SDK writes it.
@@ -10,6 +11,9 @@ public enum SyncClientFrame: Hashable, Sendable {
     case ack(upTo: Int64)
     /// The user read these messages on this device.
     case read(ids: [String])
+    /// What happened to messages on the device (shown, opened, removed, synced), batched. Sent
+    /// only to a server whose `welcome` lists the `receipts` feature.
+    case receipts([SyncReceipt])
     /// Keep-alive; `id` (any JSON value) is echoed in `pong`.
     case ping(id: JSONValue?)
     /// Clean close: the app is going to the background or signing out.
@@ -27,6 +31,7 @@ public enum SyncClientFrame: Hashable, Sendable {
                     cursor: try fields.int("cursor"), window: try fields.optionalInt("window"))
             case "ack": return .ack(upTo: try fields.int("upTo"))
             case "read": return .read(ids: try fields.ids("ids"))
+            case "receipts": return .receipts(try fields.receipts("items"))
             case "ping": return .ping(id: fields["id"])
             case "bye": return .bye
             default:
@@ -53,6 +58,18 @@ public enum SyncClientFrame: Hashable, Sendable {
         case .read(let ids):
             writer.member("type", "read")
             writer.member("ids", ids)
+        case .receipts(let receipts):
+            writer.member("type", "receipts")
+            writer.key("items")
+            writer.beginArray()
+            for receipt in receipts {
+                writer.beginObject()
+                writer.member("id", receipt.messageID)
+                writer.member("kind", receipt.kind.rawValue)
+                writer.member("at", Int((receipt.at.timeIntervalSince1970 * 1000).rounded()))
+                writer.endObject()
+            }
+            writer.endArray()
         case .ping(let id):
             writer.member("type", "ping")
             if let id { writer.key("id"); writer.value(id) }

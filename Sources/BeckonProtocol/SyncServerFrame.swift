@@ -4,9 +4,10 @@ import Foundation
 /// A frame the server sends over `/v1/sync` (docs/sync-protocol.md, "Frames", server → client).
 /// The server writes it, the client SDK parses it.
 public enum SyncServerFrame: Hashable, Sendable {
-    /// Answer to `hello`: the user's newest sequence, the window granted and the user's unread
-    /// count (the badge). Messages after the hello cursor follow.
-    case welcome(version: Int, sessionID: String, lastSequence: Int64, window: Int, badge: Int)
+    /// Answer to `hello`: the user's newest sequence, the window granted, the user's unread
+    /// count (the badge) and the optional frames the server accepts (`SyncProtocol.features`).
+    /// Messages after the hello cursor follow.
+    case welcome(version: Int, sessionID: String, lastSequence: Int64, window: Int, badge: Int, features: [String] = [])
     case message(SyncMessage)
     /// Another device read these: remove their notifications, set the badge (rule 7).
     case readElsewhere(ids: [String], badge: Int)
@@ -23,8 +24,9 @@ public enum SyncServerFrame: Hashable, Sendable {
         var writer = JSONWriter()
         writer.beginObject()
         switch self {
-        case .welcome(let version, let sessionID, let lastSequence, let window, let badge):
+        case .welcome(let version, let sessionID, let lastSequence, let window, let badge, let features):
             writer.member("badge", badge)
+            if !features.isEmpty { writer.member("features", features) }
             writer.member("lastSequence", Int(lastSequence))
             writer.member("sessionId", sessionID)
             writer.member("type", "welcome")
@@ -71,7 +73,8 @@ public enum SyncServerFrame: Hashable, Sendable {
                 return .welcome(
                     version: Int(try fields.int("version")), sessionID: try fields.string("sessionId"),
                     lastSequence: try fields.int("lastSequence"), window: Int(try fields.int("window")),
-                    badge: Int(try fields.optionalInt("badge") ?? 0))
+                    badge: Int(try fields.optionalInt("badge") ?? 0),
+                    features: fields["features"]?.arrayValue?.compactMap(\.stringValue) ?? [])
             case "message":
                 return .message(SyncMessage(
                     sequence: try fields.int("seq"), id: try fields.string("id"), kind: try fields.value("kind"),

@@ -42,7 +42,7 @@ import Testing
     @Test func helloGetsWelcomeThenAFetchFromTheCursor() {
         let (_, actions) = Self.streaming(cursor: 3, last: 10, window: 5)
         #expect(actions == [
-            .send(.welcome(version: 2, sessionID: "s1", lastSequence: 10, window: 5, badge: 0)),
+            .send(.welcome(version: 2, sessionID: "s1", lastSequence: 10, window: 5, badge: 0, features: SyncProtocol.features)),
             .storeAck(upTo: 3),
             .fetch(after: 3, limit: 5),
         ])
@@ -54,7 +54,7 @@ import Testing
         _ = machine.registered(.accepted)
         let actions = machine.started(lastSequence: 4, badge: 1, readUpToCursor: ["m4", "m2"])
         #expect(actions == [
-            .send(.welcome(version: 2, sessionID: "s1", lastSequence: 4, window: 100, badge: 1)),
+            .send(.welcome(version: 2, sessionID: "s1", lastSequence: 4, window: 100, badge: 1, features: SyncProtocol.features)),
             .send(.readElsewhere(ids: ["m4", "m2"], badge: 1)),
             .storeAck(upTo: 4),
         ])
@@ -62,14 +62,14 @@ import Testing
 
     @Test func anEmptyMailboxIsNotRead() {
         let (_, actions) = Self.streaming(cursor: 0, last: 0)
-        #expect(actions == [.send(.welcome(version: 2, sessionID: "s1", lastSequence: 0, window: 100, badge: 0))])
+        #expect(actions == [.send(.welcome(version: 2, sessionID: "s1", lastSequence: 0, window: 100, badge: 0, features: SyncProtocol.features))])
     }
 
     @Test func theWindowIsCappedAndDefaulted() {
         let (_, capped) = Self.streaming(last: 0, window: 1000, maxWindow: 20)
-        #expect(capped == [.send(.welcome(version: 2, sessionID: "s1", lastSequence: 0, window: 20, badge: 0))])
+        #expect(capped == [.send(.welcome(version: 2, sessionID: "s1", lastSequence: 0, window: 20, badge: 0, features: SyncProtocol.features))])
         let (_, defaulted) = Self.streaming(last: 0, window: nil, maxWindow: 250)
-        #expect(defaulted == [.send(.welcome(version: 2, sessionID: "s1", lastSequence: 0, window: 100, badge: 0))])
+        #expect(defaulted == [.send(.welcome(version: 2, sessionID: "s1", lastSequence: 0, window: 100, badge: 0, features: SyncProtocol.features))])
     }
 
     @Test func atMostWindowMessagesAreInFlight() {
@@ -177,6 +177,13 @@ import Testing
         #expect(SyncClientFrame.parse(#"{"type":"ack","upTo":3,"extra":true}"#) == .success(.ack(upTo: 3)))
         var machine = Self.streaming(last: 0).0
         #expect(Self.isViolation(machine.receiveInvalid(malformed), "malformed_frame"))
+    }
+
+    @Test func receiptsAreStoredAndAnEmptyFrameIsNothing() {
+        var (machine, _) = Self.streaming(last: 0)
+        let receipt = SyncReceipt(messageID: "m1", kind: .shown, at: Date(timeIntervalSince1970: 5))
+        #expect(machine.receive(.receipts([receipt])) == [.storeReceipts([receipt])])
+        #expect(machine.receive(.receipts([])) == [])
     }
 
     @Test func pingReadAndReadElsewhere() {

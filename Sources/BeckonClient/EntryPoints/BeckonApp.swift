@@ -382,6 +382,9 @@ public actor BeckonApp {
     private func respond(_ response: NotificationResponse) async {
         switch response.action {
         case .open:
+            // The tap is in the messages' traces (docs/trace.md), sent with the next receipts.
+            try? await withWriter { writer in try self.store.queueReceipts(response.messageIDs, kind: .opened, as: writer) }
+            live?.session.sendReceipts()
             await perform(router.handle(.notificationTapped(response.tap)), completion: nil)
         case .dismiss:
             break

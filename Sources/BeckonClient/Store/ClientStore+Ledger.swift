@@ -24,6 +24,7 @@ extension ClientStore {
                         """,
                     arguments: [id, notificationID, role.rawValue, now])
             }
+            try Self.queueReceipts(db, messageIDs, kind: .shown, at: now)
             return true
         }
     }
@@ -47,6 +48,7 @@ extension ClientStore {
                         """,
                     arguments: [id, notificationID, role.rawValue, now])
             }
+            try Self.queueReceipts(db, messageIDs, kind: .shown, at: now)
         }
     }
 
@@ -56,9 +58,12 @@ extension ClientStore {
         let now = nowMilliseconds
         try write(as: writer) { db in
             for id in notificationIDs {
+                let messageIDs = try String.fetchAll(
+                    db, sql: "SELECT messageId FROM notificationLedger WHERE notificationId = ? AND state = 'showing'", arguments: [id])
                 try db.execute(
                     sql: "UPDATE notificationLedger SET state = 'removed', removedAt = ? WHERE notificationId = ? AND state = 'showing'",
                     arguments: [now, id])
+                try Self.queueReceipts(db, messageIDs, kind: .removed, at: now)
             }
         }
     }
@@ -82,6 +87,8 @@ extension ClientStore {
         return try write(as: writer) { db in
             let ids = try String.fetchAll(
                 db, sql: "SELECT DISTINCT notificationId FROM notificationLedger WHERE state = 'showing' ORDER BY notificationId")
+            let messageIDs = try String.fetchAll(db, sql: "SELECT messageId FROM notificationLedger WHERE state = 'showing'")
+            try Self.queueReceipts(db, messageIDs, kind: .removed, at: now)
             try db.execute(
                 sql: "UPDATE notificationLedger SET state = 'removed', removedAt = ? WHERE state = 'showing'", arguments: [now])
             return ids

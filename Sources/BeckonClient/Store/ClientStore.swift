@@ -232,6 +232,18 @@ public final class ClientStore: Sendable {
         migrator.registerMigration("v2") { db in
             try db.execute(sql: "ALTER TABLE syncState ADD COLUMN prunedAt INTEGER NOT NULL DEFAULT 0")
         }
+        // What happened to messages here (shown, opened, removed), until a `receipts` frame
+        // carried it to the server; written by the app and its extension alike.
+        migrator.registerMigration("v3-receipts") { db in
+            try db.execute(sql: """
+                CREATE TABLE pendingReceipt (
+                    messageId TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    at INTEGER NOT NULL,
+                    PRIMARY KEY (messageId, kind)
+                );
+                """)
+        }
         return migrator
     }
 }

@@ -33,6 +33,8 @@ package struct SyncClientStateMachine: Sendable {
         package var storedUpTo: Int64
         package var badge: Int
         package var caughtUp: Bool
+        /// The server takes `receipts` frames (`welcome.features`).
+        package var takesReceipts = false
     }
 
     package enum Input: Hashable, Sendable {
@@ -55,6 +57,9 @@ package struct SyncClientStateMachine: Sendable {
         case reconnectNow
         /// The user read these on this device (already stored as read, and pending).
         case markedRead([String])
+        /// Receipts were queued in the store (shown, opened, removed): send them if the server
+        /// takes them.
+        case receiptsQueued
         case stop
         case preempt
     }
@@ -66,6 +71,9 @@ package struct SyncClientStateMachine: Sendable {
         case persist(SyncMessage)
         /// Send the stored pending read markers (after `welcome`).
         case sendPendingReads
+        /// Send the stored pending receipts (after `welcome`, and as they are queued), to a
+        /// server that takes them.
+        case sendPendingReceipts
         /// Show it, if the presenter agrees (new, unread, a kind that notifies).
         case present(SyncMessage)
         /// Remove the notifications of these messages, and mark them read in the store.
@@ -108,16 +116,17 @@ package struct SyncClientStateMachine: Sendable {
         case (.connecting(let attempt), .transportFailed):
             return retry(after: attempt)
 
-        case (.awaitingWelcome(_, let cursor), .frame(.welcome(let version, let sessionID, let lastSequence, _, let badge))):
+        case (.awaitingWelcome(_, let cursor), .frame(.welcome(let version, let sessionID, let lastSequence, _, let badge, let features))):
             guard version == SyncProtocol.version else {
                 state = .stopped(.protocolError)
                 return [.close(code: Self.protocolErrorCloseCode), .stopped(.protocolError)]
             }
             let caughtUp = cursor >= lastSequence
+            let takesReceipts = features.contains("receipts")
             state = .streaming(Streaming(
                 sessionID: sessionID, lastSequence: lastSequence, welcomeSequence: lastSequence, storedUpTo: cursor,
-                badge: badge, caughtUp: caughtUp))
-            return [.setBadge(badge), .sendPendingReads] + (caughtUp ? [.caughtUp] : [])
+                badge: badge, caughtUp: caughtUp, takesReceipts: takesReceipts))
+            return [.setBadge(badge), .sendPendingReads] + (takesReceipts ? [.sendPendingReceipts] : []) + (caughtUp ? [.caughtUp] : [])
 
         case (.awaitingWelcome, .frame(.error)), (.streaming, .frame(.error)):
             // The server closes next (4008, or another code); the close decides.
@@ -177,6 +186,9 @@ package struct SyncClientStateMachine: Sendable {
 
         case (.streaming, .markedRead(let ids)):
             return ids.isEmpty ? [] : [.send(.read(ids: ids))]
+
+        case (.streaming(let streaming), .receiptsQueued):
+            return streaming.takesReceipts ? [.sendPendingReceipts] : []
 
         case (.awaitingWelcome, .stop), (.streaming, .stop):
             state = .closing

@@ -120,6 +120,11 @@ package actor SyncSession {
         inboxContinuation.yield(.machine(.markedRead(ids)))
     }
 
+    /// Receipts were queued in the store: sent now if the session is up and the server takes them.
+    package nonisolated func sendReceipts() {
+        inboxContinuation.yield(.machine(.receiptsQueued))
+    }
+
     /// Waits until every message the server had at `welcome` is stored (true), or the session
     /// stopped first (false).
     package func untilCaughtUp() async -> Bool {
@@ -209,6 +214,7 @@ package actor SyncSession {
             do {
                 try await connection.send(frame.text)
                 if case .read(let ids) = frame { try? store.removePendingReads(ids, as: writer) }
+                if case .receipts(let receipts) = frame { try? store.removePendingReceipts(receipts, as: writer) }
                 if case .bye = frame { scheduleByeTimeout(connection) }
             } catch {
                 // The close event follows and decides.
@@ -230,6 +236,10 @@ package actor SyncSession {
         case .sendPendingReads:
             let pending = (try? store.pendingReads()) ?? []
             return pending.isEmpty ? [] : [.send(.read(ids: pending))]
+
+        case .sendPendingReceipts:
+            let pending = (try? store.pendingReceipts()) ?? []
+            return pending.isEmpty ? [] : [.send(.receipts(pending))]
 
         case .present(let message):
             await presenter?.present(message, as: writer)

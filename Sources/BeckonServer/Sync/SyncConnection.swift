@@ -40,8 +40,9 @@ enum SyncConnection {
 
     /// The loop's state: the machine and what its actions need.
     struct Driver: Sendable {
-        /// The store's roles a session uses: the user's mailbox and the device's read state.
-        typealias Store = MailboxStore & ReadStateStore
+        /// The store's roles a session uses: the user's mailbox, the device's read state and its
+        /// receipts.
+        typealias Store = MailboxStore & ReadStateStore & MessageTraceStore
 
         var machine: SyncSessionStateMachine
         let device: DeviceRef
@@ -122,6 +123,10 @@ enum SyncConnection {
                             let badge = try await store.unreadCount(of: user)
                             await hub.readElsewhere(user: user, except: device, ids: newlyRead, badge: badge)
                         }
+                    case .storeReceipts(let receipts):
+                        try await store.recordReceipts(receipts.map {
+                            MessageReceipt(device: device, messageID: $0.messageID, kind: $0.kind, at: $0.at)
+                        })
                     case .close(let code, let reason, let end):
                         outbound.close(code, reason: reason)
                         unflushed = false
@@ -148,7 +153,7 @@ extension SyncSessionStateMachine.Action {
     fileprivate var waits: Bool {
         switch self {
         case .send, .close: false
-        case .register, .loadStart, .fetch, .storeAck, .markRead: true
+        case .register, .loadStart, .fetch, .storeAck, .markRead, .storeReceipts: true
         }
     }
 }

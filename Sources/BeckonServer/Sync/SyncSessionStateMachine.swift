@@ -55,6 +55,8 @@ struct SyncSessionStateMachine: Sendable {
         case storeAck(upTo: Int64)
         /// Record that this device read `ids`; the driver tells the user's other sessions.
         case markRead(ids: [String])
+        /// Record what the device reports happened to messages (their traces, docs/trace.md).
+        case storeReceipts([SyncReceipt])
         /// Send the close frame and end the session.
         case close(SyncCloseCode, reason: String, end: SyncSessionEnd)
     }
@@ -132,6 +134,8 @@ struct SyncSessionStateMachine: Sendable {
             return actions
         case (.streaming, .read(let ids)):
             return ids.isEmpty ? [] : [.markRead(ids: ids)]
+        case (.streaming, .receipts(let receipts)):
+            return receipts.isEmpty ? [] : [.storeReceipts(receipts)]
         case (.streaming, .ping(let id)):
             return [.send(.pong(id: id))]
         case (.streaming, .bye):
@@ -177,7 +181,8 @@ struct SyncSessionStateMachine: Sendable {
         var streaming = Streaming(window: window, sentUpTo: cursor, ackedUpTo: cursor)
         var actions: [Action] = [
             .send(.welcome(
-                version: SyncProtocol.version, sessionID: sessionID, lastSequence: lastSequence, window: window, badge: badge))
+                version: SyncProtocol.version, sessionID: sessionID, lastSequence: lastSequence, window: window, badge: badge,
+                features: SyncProtocol.features))
         ]
         if !readUpToCursor.isEmpty { actions.append(.send(.readElsewhere(ids: readUpToCursor, badge: badge))) }
         actions += endedCalls.map { .send(.callEnded(callID: $0.0, outcome: $0.1)) }

@@ -34,6 +34,23 @@ import Testing
         #expect(effects == [.setBadge(4), .sendPendingReads])
     }
 
+    /// Receipts go only to a server whose welcome lists them (an older v2 server would close on
+    /// a frame type it does not know); then at welcome and whenever more are queued.
+    @Test func receiptsGoOnlyToAServerThatTakesThem() {
+        var older = Machine(role: .app, jitter: JitterSource(seed: 1))
+        _ = older.handle(.start)
+        _ = older.handle(.transportOpened(cursor: 3))
+        _ = older.handle(.frame(.welcome(version: 2, sessionID: "s", lastSequence: 3, window: 100, badge: 0)))
+        #expect(older.handle(.receiptsQueued).isEmpty)
+
+        var newer = Machine(role: .app, jitter: JitterSource(seed: 1))
+        _ = newer.handle(.start)
+        _ = newer.handle(.transportOpened(cursor: 3))
+        let welcomed = newer.handle(.frame(.welcome(version: 2, sessionID: "s", lastSequence: 3, window: 100, badge: 0, features: ["receipts"])))
+        #expect(welcomed.contains(.sendPendingReceipts))
+        #expect(newer.handle(.receiptsQueued) == [.sendPendingReceipts])
+    }
+
     @Test func aDeviceThatHasEverythingIsCaughtUpAtWelcome() {
         var machine = Machine(role: .app, jitter: JitterSource(seed: 1))
         _ = machine.handle(.start)
