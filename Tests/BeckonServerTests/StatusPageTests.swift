@@ -104,4 +104,34 @@ import Testing
             #expect(bad.status == .badRequest)
         }
     }
+
+    /// "Find a message": its trace by id, a user's last messages linked to theirs, escaped; behind
+    /// the admin token as the page is.
+    @Test func theTracePageFindsAMessageOrAUsersLastMessages() async throws {
+        try await APITestFixture.with { fixture, client in
+            _ = try await fixture.store.registerDevice(DeviceRegistration(
+                appID: "chat", deviceID: "phone<1>", userID: "alice", bundleID: "com.example.chat", environment: .production))
+            let appended = try await fixture.store.appendMessages(appID: "chat", [NewMessage(recipients: ["alice"]), NewMessage(recipients: ["alice"])])
+            let first = appended[0].message.id
+            let admin = APITestFixture.headers(bearer: APITestFixture.adminToken)
+            func page(_ query: String, _ headers: HTTPFields) async throws -> (HTTPResponse.Status, String) {
+                let response = try await client.execute(uri: "/status/trace?\(query)", method: .get, headers: headers, body: nil)
+                return (response.status, String(buffer: response.body))
+            }
+            let (status, trace) = try await page("app=chat&message=\(first.uppercased())", admin)
+            #expect(status == .ok)
+            #expect(trace.contains("Message \(first)"))
+            #expect(trace.contains(#"data-device="phone&lt;1&gt;""#), "the device id is escaped")
+            #expect(trace.contains(#"<tr class="event stored">"#) && trace.contains("sequence=1"))
+
+            let (_, list) = try await page("app=chat&user=alice", admin)
+            #expect(list.contains("/status/trace?app=chat&amp;message=\(appended[1].message.id)"), "newest first, linked")
+            #expect(list.range(of: appended[1].message.id)!.lowerBound < list.range(of: first)!.lowerBound)
+
+            #expect(try await page("app=chat&message=nope", admin).1.contains(#"id="not-found""#))
+            #expect(try await page("app=chat&message=\(first)", APITestFixture.headers(bearer: fixture.chatKey)).0 == .unauthorized)
+            let (_, status2) = try await page("", admin)
+            #expect(status2.contains("Give a message id"))
+        }
+    }
 }

@@ -5,7 +5,7 @@ import Hummingbird
 
 /// The status page (the admin token, or Basic auth from a browser).
 struct StatusController: Sendable {
-    let store: any DeliveryReports
+    let store: any (DeliveryReports & MessageTraceStore & MailboxStore)
     /// The declared apps, in the order of `apps.ids`.
     let declared: [AppDeclaration]
     let apps: [String: AppDeclaration]
@@ -15,6 +15,7 @@ struct StatusController: Sendable {
 
     func addRoutes(to router: Router<some RequestContext>) {
         router.get("status") { request, context in try await statusPage(request, context) }
+        router.get("status/trace") { request, context in try await tracePage(request, context) }
     }
 
     /// `GET /status?sinceSeconds=N`: the operator's page (`StatusPage`) behind the admin token.
@@ -29,6 +30,35 @@ struct StatusController: Sendable {
         headers[.cacheControl] = "no-store"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: StatusPage(snapshot: snapshot).html)))
     }
+
+    /// `GET /status/trace?app=A&message=ID`: a message's trace; `…&user=U`: the user's last
+    /// messages, each linked to its trace. The same admin check as the page.
+    func tracePage(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        if let refusal = adminRefusal(request.headers[.authorization]) { throw refusal }
+        let query = request.uri.queryParameters
+        let app = query["app"].map(String.init) ?? declared.first?.id ?? ""
+        let message = query["message"].map(String.init).flatMap { $0.isEmpty ? nil : $0.lowercased() }
+        let user = query["user"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        let content: TracePage.Content
+        if let message {
+            content = try await store.traceRecords(appID: app, messageID: message)
+                .map { .trace(MessageTrace($0, now: now())) } ?? .notFound("No message \(message) in app \(app).")
+        } else if let user {
+            let owner = UserRef(appID: app, userID: user)
+            let last = try await store.lastSequence(of: owner)
+            let entries = try await store.messages(for: owner, after: max(0, last - Int64(Self.userMessages)), limit: Self.userMessages)
+            content = .messages(user: user, entries.reversed().map { ($0.message.id, $0.message.kind.rawValue, $0.message.createdAt) })
+        } else {
+            content = .notFound("Give a message id, or a user.")
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: TracePage(app: app, content: content).html)))
+    }
+
+    /// How many of a user's last messages `tracePage` lists.
+    static let userMessages = 20
 
     /// Every declared app's counts and the wake and failure figures of its pushes since `since`.
     func statusSnapshot(since: Date, buckets: Int) async throws -> StatusSnapshot {

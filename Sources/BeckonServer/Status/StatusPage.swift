@@ -23,6 +23,7 @@ struct StatusPage {
             <meta http-equiv="refresh" content="60"><link rel="icon" href="data:,">
             <style>\(Self.style)</style></head><body>
             <header><h1>Beckon status</h1><p>\(MarkupEscaper.html.escape(window)) · generated \(Self.time(snapshot.generatedAt)) UTC</p></header>
+            \(TracePage.form(app: snapshot.apps.first?.id ?? ""))
             <section id="summary" class="tiles">
             \(Self.tile("apps", "Apps", "\(snapshot.apps.count)"))
             \(Self.tile("devices", "Devices", "\(totals.devices)"))
@@ -110,13 +111,14 @@ struct StatusPage {
         return [1.0, 2, 5, 10].map { $0 * power }.first { $0 >= value } ?? 10 * power
     }
 
-    private static func time(_ date: Date) -> String {
+    /// A time in UTC, to the second (`fractions`: to the millisecond).
+    static func time(_ date: Date, fractions: Bool = false) -> String {
         let format = Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC")!).year().month().day()
-            .dateTimeSeparator(.space).time(includingFractionalSeconds: false)
+            .dateTimeSeparator(.space).time(includingFractionalSeconds: fractions)
         return date.formatted(format)
     }
 
-    private static let style = """
+    static let style = """
         body{font:14px/1.4 system-ui,-apple-system,"DejaVu Sans",sans-serif;margin:24px;color:#0f172a;background:#f8fafc}
         h1{margin:0 0 4px;font-size:22px}header p{margin:0 0 16px;color:#475569}
         h2{font-size:17px;margin:24px 0 8px}h3{font-size:14px;margin:12px 0 6px}
@@ -128,6 +130,7 @@ struct StatusPage {
         th{background:#f1f5f9;font-weight:600}
         .app{background:#fff;border:1px solid #e2e8f0;border-radius:8px;padding:4px 16px 12px;margin-top:16px}
         .charts{display:flex;gap:16px;flex-wrap:wrap}figure{margin:0}
+        form{margin:16px 0}.events td:nth-child(3){text-align:left;font-family:ui-monospace,monospace;font-size:12px}
         svg .grid{stroke:#e2e8f0}svg .axis,svg .legend{font-size:10px;fill:#475569}
         svg .chart-title{font-size:11px;fill:#0f172a;font-weight:600}.empty{color:#64748b}
         """
