@@ -64,6 +64,7 @@ import Testing
             [Self.record(at: 5, wake: "observed", latency: 1), Self.record(at: 25, wake: "missed")],
             since: Self.since, bucketSeconds: 10, buckets: 3)
         app.failures = [.init(reason: "<script>", count: 1, last: Self.since)]
+        app.shown = [ShownShare(strategy: "content", messages: 4, shown: 3), ShownShare(strategy: "live", messages: 2, shown: 2)]
         let html = StatusPage(snapshot: StatusSnapshot(
             generatedAt: Self.since.addingTimeInterval(30), since: Self.since, bucketSeconds: 10, sessions: 7, apps: [app])).html
         #expect(html.contains("com.example.&lt;chat&gt;"))
@@ -71,6 +72,8 @@ import Testing
         #expect(html.contains(#"data-series="wake""#))
         #expect(html.contains(#"<span class="value">7</span>"#))
         #expect(html.contains(#"<td class="rate">50 %</td>"#))
+        #expect(html.contains(#"<tr><td>content</td><td>4</td><td>3</td><td class="rate">75 %</td></tr>"#), "shown within a minute")
+        #expect(html.contains(#"id="find""#), "the trace's search form")
     }
 
     /// Behind the admin token, as a bearer token or as HTTP Basic's password (what a browser

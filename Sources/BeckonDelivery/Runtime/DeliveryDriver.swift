@@ -20,8 +20,8 @@ import ServiceLifecycle
 /// cluster-wide.
 final class DeliveryDriver: Service, Sendable {
     /// Planning's reads (`PlanningContext.store`), the planners' due deadlines and saves, and
-    /// the unread bookkeeping and trace records it prunes.
-    typealias Store = DeviceDirectory & ReadStateStore & MailboxStore & DeliveryStateStore & MessageTraceStore
+    /// the unread bookkeeping and trace records it prunes, and the receipts' figures it exports.
+    typealias Store = DeviceDirectory & ReadStateStore & MailboxStore & DeliveryStateStore & MessageTraceStore & DeliveryReports
 
     let store: any Store
     let policies: [String: DeliveryPolicy]
@@ -144,6 +144,7 @@ final class DeliveryDriver: Service, Sendable {
                     lastPrune = ContinuousClock.now
                     try await store.pruneExpiredUnread(now: now())
                     try await store.pruneTrace(before: now().addingTimeInterval(-traceRetention))
+                    try await exportShownShares()
                 }
                 let now = now()
                 let due = try await store.claimDueDeliveryStates(
@@ -156,6 +157,17 @@ final class DeliveryDriver: Service, Sendable {
             } catch {
                 logger.error("reading due planners failed", metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: tick)
+            }
+        }
+    }
+
+    /// `beckon_messages_shown_within_minute_ratio`: each app's messages of the last hour that
+    /// have had their minute.
+    private func exportShownShares() async throws {
+        let end = now().addingTimeInterval(-60)
+        for app in policies.keys.sorted() {
+            for share in try await store.shownShares(appID: app, from: end.addingTimeInterval(-3600), to: end, within: 60) {
+                metrics.shown(share, app: app)
             }
         }
     }

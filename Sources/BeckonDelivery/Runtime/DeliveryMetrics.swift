@@ -1,4 +1,5 @@
 import BeckonProtocol
+import BeckonStore
 import Foundation
 import Metrics
 
@@ -14,9 +15,17 @@ import Metrics
 /// - `beckon_delivery_conflicts_total`: batches planned again because another node saved one of
 ///   their devices first (several nodes);
 /// - `beckon_outbox_taken_total{way}`: pushes the dispatcher took to send, `handed_over` by the
-///   planner as they were saved or `claimed` from the outbox (a backlog, retries, another node's).
+///   planner as they were saved or `claimed` from the outbox (a backlog, retries, another node's);
+/// - `beckon_messages_shown_within_minute_ratio{app, strategy}`: of the app's messages of the last
+///   hour, the share a device reported shown within a minute (its receipts, docs/trace.md).
 struct DeliveryMetrics: Sendable {
     let factory: any MetricsFactory
+
+    func shown(_ share: ShownShare, app: String) {
+        guard let ratio = share.share else { return }
+        Gauge(label: "beckon_messages_shown_within_minute_ratio", dimensions: [("app", app), ("strategy", share.strategy)], factory: factory)
+            .record(ratio)
+    }
 
     func decided(_ push: PlannedPush) {
         Counter(label: "beckon_pushes_total", dimensions: [

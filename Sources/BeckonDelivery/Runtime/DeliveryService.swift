@@ -10,7 +10,7 @@ import ServiceLifecycle
 public struct DeliveryService: Service {
     /// The store's roles delivery uses: the dispatcher's and the driver's.
     public typealias Store = PushOutbox & DeviceDirectory & TokenFeedback & CallStore & ReadStateStore & MailboxStore
-        & DeliveryStateStore & MessageTraceStore
+        & DeliveryStateStore & MessageTraceStore & DeliveryReports
 
     let driver: DeliveryDriver
     let cutOff: @Sendable () async -> Void

@@ -75,7 +75,8 @@ struct StatusController: Sendable {
                 sent: report.kinds.reduce(0) { $0 + $1.sent }, failed: report.kinds.reduce(0) { $0 + $1.failed },
                 wakeSuccessRate: report.wakeSuccessRate,
                 strategies: StatusSnapshot.strategies(records, since: since, bucketSeconds: step, buckets: buckets),
-                failures: StatusSnapshot.failures(records)))
+                failures: StatusSnapshot.failures(records),
+                shown: try await store.shownShares(appID: app.id, from: since, to: generatedAt.addingTimeInterval(-60), within: 60)))
         }
         return StatusSnapshot(
             generatedAt: generatedAt, since: since, bucketSeconds: step, sessions: await syncHub?.sessionCount ?? 0, apps: apps)

@@ -1,4 +1,5 @@
 import BeckonMarkup
+import BeckonStore
 import Foundation
 
 /// The operator's status page (`GET /status`): plain HTML with inline CSS and SVG, rendered from a
@@ -71,6 +72,17 @@ struct StatusPage {
                 series: app.strategies.map { .init(name: $0.strategy, color: Self.color($0.strategy), values: $0.buckets.map(\.latencyP50)) })
             out += #"<div class="charts"><figure class="chart wake-success">\#(success.svg)</figure>"#
                 + #"<figure class="chart wake-latency">\#(latency.svg)</figure></div>"#
+        }
+        out += #"<h3>Shown within a minute (the devices' receipts)</h3>"#
+        if app.shown.isEmpty {
+            out += #"<p class="empty" id="shown-\#(id)">No message in the window has had its minute yet.</p>"#
+        } else {
+            out += #"<table class="shown" id="shown-\#(id)"><thead><tr><th>Strategy</th><th>Messages</th><th>Shown</th><th>Share</th></tr></thead><tbody>"#
+            for share in app.shown {
+                out += #"<tr><td>\#(MarkupEscaper.html.escape(share.strategy))</td><td>\#(share.messages)</td><td>\#(share.shown)</td>"#
+                    + #"<td class="rate">\#(Self.percent(share.share))</td></tr>"#
+            }
+            out += "</tbody></table>"
         }
         out += #"<h3>Recent push failures</h3>"#
         if app.failures.isEmpty {

@@ -18,6 +18,8 @@ struct StatusSnapshot: Sendable {
         var wakeSuccessRate: Double?
         var strategies: [StrategySeries]
         var failures: [Failure]
+        /// Messages of the window shown within a minute, from the devices' receipts.
+        var shown: [ShownShare] = []
     }
 
     /// One strategy's measured pushes over the window, bucket by bucket.

@@ -34,6 +34,20 @@ extension PostgresStore: DeliveryReports {
         return AppCounts(devices: 0, devicesWithoutToken: 0, pendingPushes: 0)
     }
 
+    public func shownShares(appID: String, from: Date, to: Date, within: TimeInterval) async throws -> [ShownShare] {
+        var binds = PostgresBindings()
+        binds.append(appID)
+        binds.append(from.millisecondsSince1970)
+        binds.append(to.millisecondsSince1970)
+        binds.append(Int64(within * 1000))
+        let query = PostgresQuery(unsafeSQL: ShownShare.query(app: "$1", from: "$2", to: "$3", within: "$4"), binds: binds)
+        var shares: [ShownShare] = []
+        for try await (strategy, messages, shown) in try await client.query(query, logger: logger).decode((String, Int64, Int64).self) {
+            shares.append(ShownShare(strategy: strategy, messages: Int(messages), shown: Int(shown)))
+        }
+        return shares
+    }
+
     public func unreachableDeviceCount(appID: String) async throws -> Int {
         for try await count in try await client.query(
             "SELECT count(*)::integer FROM delivery_state WHERE app_id = \(appID) AND unreachable", logger: logger

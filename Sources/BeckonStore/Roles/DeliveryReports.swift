@@ -9,4 +9,7 @@ public protocol DeliveryReports: Sendable {
     func appCounts(appID: String) async throws -> AppCounts
     /// How many of the app's devices are unreachable now (rule 4).
     func unreachableDeviceCount(appID: String) async throws -> Int
+    /// Of the app's messages (kinds that notify) created in `from..<to`, how many a device
+    /// reported shown within `within` seconds of their creation, by strategy (docs/trace.md).
+    func shownShares(appID: String, from: Date, to: Date, within: TimeInterval) async throws -> [ShownShare]
 }

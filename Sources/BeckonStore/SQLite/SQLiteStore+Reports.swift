@@ -40,4 +40,15 @@ extension SQLiteStore: DeliveryReports {
                 db, sql: "SELECT count(*) FROM delivery_state WHERE app_id = ? AND unreachable", arguments: [appID]) ?? 0
         }
     }
+
+    public func shownShares(appID: String, from: Date, to: Date, within: TimeInterval) async throws -> [ShownShare] {
+        try await writer.read { db in
+            try Row.fetchAll(
+                db, sql: ShownShare.query(app: ":app", from: ":from", to: ":to", within: ":within"),
+                arguments: [
+                    "app": appID, "from": from.millisecondsSince1970, "to": to.millisecondsSince1970, "within": Int64(within * 1000),
+                ]
+            ).map { ShownShare(strategy: $0[0], messages: $0[1], shown: $0[2]) }
+        }
+    }
 }

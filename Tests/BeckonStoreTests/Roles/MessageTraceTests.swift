@@ -117,4 +117,29 @@ import Testing
             #expect(records.pushes.map(\.id) == [pushes[1].id] && records.receipts.isEmpty)
         }
     }
+
+    /// The status page's and the metrics' figure: of the window's messages, those a device showed
+    /// within the minute, by the strategy of their first push (`live` without one).
+    @Test func shownSharesCountReceiptsWithinTheWindowByStrategy() async throws {
+        let clock = TestClock()
+        try await withEachStore(clock: clock) { store in
+            let start = clock.now
+            try await store.createApp(.fixture())
+            _ = try await store.registerDevice(.fixture(device: "phone", user: "ann", pushToken: token("a")))
+            let ids = try await store.appendMessages(appID: "chat", (1...3).map { _ in NewMessage(recipients: ["ann"]) }).map(\.message.id)
+            // The first two were pushed (content); the third went live.
+            try await store.saveDelivery(DeliveryBatch(pushes: [
+                try Self.push(1, for: [ids[0]], at: start.timeIntervalSince1970 + 1), try Self.push(2, for: [ids[1]], at: start.timeIntervalSince1970 + 1),
+            ]))
+            _ = try await store.recordReceipts([
+                MessageReceipt(device: Self.phone, messageID: ids[0], kind: .shown, at: start.addingTimeInterval(30)),
+                MessageReceipt(device: Self.phone, messageID: ids[1], kind: .shown, at: start.addingTimeInterval(90)),  // too late
+                MessageReceipt(device: Self.phone, messageID: ids[2], kind: .shown, at: start.addingTimeInterval(2)),
+            ])
+            let shares = try await store.shownShares(
+                appID: "chat", from: start.addingTimeInterval(-1), to: start.addingTimeInterval(1), within: 60)
+            #expect(shares == [ShownShare(strategy: "content", messages: 2, shown: 1), ShownShare(strategy: "live", messages: 1, shown: 1)])
+            #expect(try await store.shownShares(appID: "chat", from: start.addingTimeInterval(1), to: start.addingTimeInterval(2), within: 60).isEmpty)
+        }
+    }
 }
