@@ -26,6 +26,9 @@ public struct JSONStreamEncoder: Sendable {
         public static let escapedSlashes = Options(rawValue: 1 << 1)
         /// Indented, one member a line, keys sorted: for files people read.
         public static let prettyPrinted = Options(rawValue: 1 << 2)
+        /// Dates as RFC 3339 text with milliseconds (`2026-11-28T14:09:51.123Z`), as the API
+        /// writes them, in place of seconds since 2001.
+        public static let rfc3339Dates = Options(rawValue: 1 << 3)
     }
 
     public var options: Options
@@ -33,7 +36,7 @@ public struct JSONStreamEncoder: Sendable {
     public init(options: Options = []) { self.options = options }
 
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-        let state = EncodingState()
+        let state = EncodingState(datesAsText: options.contains(.rfc3339Dates))
         if !state.encodeLeaf(value, depth: 0) { try state.encode(value, depth: 0, topLevel: true) }
         state.close(downTo: 0)
         var bytes = state.writer.bytes
@@ -57,6 +60,11 @@ public struct JSONStreamEncoder: Sendable {
 /// containers enclose it, itself included), and a write at level `n` first closes every container
 /// deeper than `n`. The encoder for a slot in a container at level `n` has depth `n`.
 private final class EncodingState {
+    /// `Options.rfc3339Dates`.
+    let datesAsText: Bool
+
+    init(datesAsText: Bool) { self.datesAsText = datesAsText }
+
     // Every write goes through these, and runtime exclusivity checks on them cost ~10%. Safe: the
     // state lives for one `encode` call on one thread, and no access to them overlaps another.
     @exclusivity(unchecked) var writer = JSONWriter()
@@ -171,6 +179,8 @@ private final class EncodingState {
             beginValue(depth: depth); writer.int(int)
         } else if let bool = exactly(value, Bool.self) {
             beginValue(depth: depth); writer.bool(bool)
+        } else if datesAsText, let date = exactly(value, Date.self) {
+            beginValue(depth: depth); writer.string(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
         } else if let date = exactly(value, Date.self), date.timeIntervalSinceReferenceDate.isFinite {
             beginValue(depth: depth); writer.double(date.timeIntervalSinceReferenceDate)  // As `Date.encode(to:)`.
         } else if let uuid = exactly(value, UUID.self) {

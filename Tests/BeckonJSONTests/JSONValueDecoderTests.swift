@@ -137,6 +137,21 @@ import Testing
         #expect(Array(bytes.dropLast()) == Array(try foundation.encode(Self.hints)), "the layout the CLI always printed")
     }
 
+    /// The API's dates: what its encoder with a custom RFC 3339 strategy wrote, byte for byte.
+    @Test func rfc3339DatesAreTheAPIsTimestamps() throws {
+        struct Report: Encodable { var since: Date; var at: [Date] }
+        let report = Report(since: Date(timeIntervalSince1970: 1_795_875_577.206), at: [Date(timeIntervalSince1970: 0)])
+        let foundation = JSONEncoder()
+        foundation.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        foundation.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        }
+        let ours = try JSONStreamEncoder(options: [.sortedKeys, .rfc3339Dates]).encode(report)
+        #expect(ours == Array(try foundation.encode(report)))
+        #expect(String(decoding: ours, as: UTF8.self).contains(#""since":"2026-11-28T"#))
+    }
+
     @Test func aJSONValueIsWrittenWithItsKeysSorted() throws {
         let value: JSONValue = ["b": 1, "a": ["d": 2, "c": 3]]
         #expect(try JSONStreamEncoder().encode(value) == Array(#"{"a":{"c":3,"d":2},"b":1}"#.utf8))

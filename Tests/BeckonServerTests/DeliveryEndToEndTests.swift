@@ -105,6 +105,8 @@ import Testing
 
             let chat = try await server.report(key: server.chatKey)
             #expect(chat["pushes"] as? Int == 1)
+            let since = try #require(chat["since"] as? String, "an RFC 3339 timestamp, as openapi.yaml says")
+            #expect(APIJSON.parseTimestamp(since) != nil)
             #expect(chat["escalations"] as? Int == 0)
             #expect(chat["unreachableDevices"] as? Int == 0)
             #expect(chat["wakeSuccessRate"] as? Double == 1)

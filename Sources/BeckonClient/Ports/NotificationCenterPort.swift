@@ -7,13 +7,13 @@ public protocol NotificationCenterPort: Sendable {
     func add(identifier: String, content: NotificationContent) async throws
     /// The identifiers of the notifications on screen now.
     func deliveredIdentifiers() async -> Set<String>
-    /// The notifications on screen now, each with the messages it shows: a server alert names
-    /// them in its `beckon.ids`, and one alert may stand for several (else an app woken later
-    /// would notify again a message the alert already shows).
     /// Removes these notifications, if shown.
     func removeDelivered(identifiers: [String]) async
     /// Sets the app icon's badge.
     func setBadge(_ count: Int) async
+    /// The notifications on screen now, each with the messages it shows: a server alert names
+    /// them in its `beckon.ids`, and one alert may stand for several (else an app woken later
+    /// would notify again a message the alert already shows).
     func deliveredMessages() async -> [String: [String]]
 }
 

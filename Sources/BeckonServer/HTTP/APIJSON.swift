@@ -3,12 +3,12 @@ import Foundation
 
 /// The API's JSON, in one place so every answer looks the same: sorted keys (stable bytes, so a
 /// stored payload re-encoded for an idempotent retry compares equal), no escaped slashes, dates
-/// as RFC 3339 strings the answer types make themselves (`timestamp`).
+/// as RFC 3339 strings with milliseconds (`timestamp`).
 enum APIJSON {
     static func encode(_ value: some Encodable) -> [UInt8] {
-        // Our answer types hold only strings, numbers, booleans, arrays and dictionaries:
+        // Our answer types hold only strings, numbers, booleans, arrays, dictionaries and dates:
         // encoding cannot fail (only non-finite doubles could, and none are produced).
-        (try? JSONStreamEncoder(options: .sortedKeys).encode(value)) ?? Array("null".utf8)
+        (try? JSONStreamEncoder(options: [.sortedKeys, .rfc3339Dates]).encode(value)) ?? Array("null".utf8)
     }
 
     /// Parses a request body; the error says where the JSON broke.
