@@ -82,9 +82,9 @@ struct MessagesController: Sendable {
         else { throw APIError.notFound("no message \(messageID) for this device") }
         // Fetched by the device itself: its extension shows it, so the planner stops re-pushing
         // and escalating it for this device (the cursor moves only with sync acks).
-        events.submit(.shown(device.ref, messageIDs: [entry.message.id], at: now()))
-        // In its trace: the device has it, and shows it (docs/trace.md).
         let at = now()
+        events.submit(.shown(device.ref, messageIDs: [entry.message.id], at: at))
+        // In its trace: the device has it, and shows it (docs/trace.md).
         try await store.recordReceipts([.synced, .shown].map {
             MessageReceipt(device: device.ref, messageID: entry.message.id, kind: $0, at: at)
         })

@@ -250,6 +250,7 @@ extension PostgresStore {
             """,
             "CREATE INDEX message_receipt_at ON message_receipt(at)",
             "ALTER TABLE push_outbox ADD COLUMN wake_at bigint",
+            "CREATE INDEX message_app_created ON message(app_id, created_at)",
         ]),
     ]
 

@@ -284,6 +284,8 @@ extension SQLiteStore {
                 CREATE INDEX message_receipt_at ON message_receipt(at);
                 -- When the wake outcome was recorded: the app's connection, or the window's end.
                 ALTER TABLE push_outbox ADD COLUMN wake_at INTEGER;
+                -- An app's messages of a window (ShownShare), without reading every message.
+                CREATE INDEX message_app_created ON message(app_id, created_at);
                 """)
         }
         return migrator
