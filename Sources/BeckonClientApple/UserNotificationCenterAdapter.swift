@@ -21,13 +21,15 @@ public struct UserNotificationCenterAdapter: NotificationCenterPort {
     }
 
     public func deliveredMessages() async -> [String: [String]] {
-        var shown: [String: [String]] = [:]
-        for notification in await UNUserNotificationCenter.current().deliveredNotifications() {
+        Dictionary(await deliveredNotifications().map { ($0.identifier, $0.messageIDs) }) { first, _ in first }
+    }
+
+    public func deliveredNotifications() async -> [DeliveredNotification] {
+        await UNUserNotificationCenter.current().deliveredNotifications().map { notification in
             let request = notification.request
             let ids = JSONValue(userInfo: request.content.userInfo).flatMap(BeckonPushPayload.init(payload:))?.ids ?? []
-            shown[request.identifier] = ids.isEmpty ? [request.identifier] : ids
+            return DeliveredNotification(identifier: request.identifier, messageIDs: ids.isEmpty ? [request.identifier] : ids, date: notification.date)
         }
-        return shown
     }
 
     public func removeDelivered(identifiers: [String]) async {

@@ -7,6 +7,7 @@ public enum ReceiptKind: String, Hashable, Sendable, Codable, CaseIterable {
     case shown
     /// The user tapped its notification.
     case opened
-    /// Its notification was taken away because it was read on another device (rule 7).
+    /// Its notification left the screen: taken away after a read on another device (rule 7), by a
+    /// clear, or by the user.
     case removed
 }

@@ -420,6 +420,7 @@ public actor BeckonApp {
                 if let opener { await MainActor.run { opener(tap) } }
             case .reconcileNotifications:
                 try? await withWriter { writer in await self.presenter.reconcile(as: writer) }
+                live?.session.sendReceipts()
             case .reconnectNow:
                 live?.session.reconnectNow()
             }

@@ -107,14 +107,19 @@ public actor NotificationPresenter {
     }
 
     /// Brings the ledger in line with the notification centre: what the ledger believes showing
-    /// but is gone (a badge-0 push the app never saw, the user dismissed it) is marked removed.
-    /// Returns how many were.
+    /// but is gone (a badge-0 push the app never saw, the user dismissed it) is marked removed,
+    /// and what is on screen unknown to it (iOS showed the alert by itself) is recorded, with its
+    /// `shown` receipt. Returns how many were removed.
     @discardableResult
     package func reconcile(as writer: LeaseGuard) async -> Int {
-        let delivered = await center.deliveredIdentifiers()
+        let delivered = await center.deliveredNotifications()
+        let onScreen = Set(delivered.map(\.identifier))
         let showing = (try? store.showingNotifications()) ?? [:]
-        let gone = showing.keys.filter { !delivered.contains($0) }.sorted()
+        let gone = showing.keys.filter { !onScreen.contains($0) }.sorted()
         try? store.markNotificationsRemoved(gone, as: writer)
+        // What iOS showed by itself while the app was away: in the ledger now, and in the
+        // messages' traces as shown when it was delivered.
+        try? store.recordDelivered(delivered, as: writer)
         return gone.count
     }
 

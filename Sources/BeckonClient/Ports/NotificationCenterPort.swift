@@ -15,11 +15,20 @@ public protocol NotificationCenterPort: Sendable {
     /// them in its `beckon.ids`, and one alert may stand for several (else an app woken later
     /// would notify again a message the alert already shows).
     func deliveredMessages() async -> [String: [String]]
+    /// The same, each with when it was delivered: how the app learns which alerts iOS showed by
+    /// itself while it was away (their `shown` receipts, docs/sync-protocol.md "Receipts").
+    func deliveredNotifications() async -> [DeliveredNotification]
 }
 
 extension NotificationCenterPort {
     /// Without `userInfo` to read: each notification shows the message its identifier names.
     public func deliveredMessages() async -> [String: [String]] {
         Dictionary(uniqueKeysWithValues: await deliveredIdentifiers().map { ($0, [$0]) })
+    }
+
+    /// Without dates to read: `deliveredMessages`, undated (the app dates them when it finds them).
+    public func deliveredNotifications() async -> [DeliveredNotification] {
+        await deliveredMessages().map { DeliveredNotification(identifier: $0.key, messageIDs: $0.value, date: nil) }
+            .sorted { $0.identifier < $1.identifier }
     }
 }

@@ -29,6 +29,33 @@ extension ClientStore {
             arguments: [maximumPendingReceipts])
     }
 
+    /// Notifications on screen that neither the app nor its extension showed (iOS showed the
+    /// alert by itself): recorded in the ledger as showing, so nothing shows them again, with a
+    /// `shown` receipt at their delivery date (`now` when the centre gives none). Returns how many
+    /// messages were new to the ledger.
+    @discardableResult
+    package func recordDelivered(_ notifications: [DeliveredNotification], as writer: LeaseGuard) throws -> Int {
+        let now = nowMilliseconds
+        return try write(as: writer) { db in
+            var recorded = 0
+            for notification in notifications {
+                let at = notification.date.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) } ?? now
+                for id in notification.messageIDs {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO notificationLedger (messageId, notificationId, state, shownBy, shownAt)
+                            VALUES (?, ?, 'showing', 'app', ?) ON CONFLICT (messageId) DO NOTHING
+                            """,
+                        arguments: [id, notification.identifier, at])
+                    guard db.changesCount > 0 else { continue }
+                    recorded += 1
+                    try Self.queueReceipts(db, [id], kind: .shown, at: at)
+                }
+            }
+            return recorded
+        }
+    }
+
     /// Receipts not yet sent, oldest first.
     public func pendingReceipts(limit: Int = SyncProtocol.maximumReceipts) throws -> [SyncReceipt] {
         try read { db in

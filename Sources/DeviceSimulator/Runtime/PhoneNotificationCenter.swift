@@ -25,6 +25,15 @@ struct PhoneNotificationCenter: NotificationCenterPort {
         { $1 }
     }
 
+    /// Dated as the phone showed them (virtual seconds since the run began, on the run's clock).
+    func deliveredNotifications() async -> [DeliveredNotification] {
+        await device.phone.notifications.map { shown in
+            DeliveredNotification(
+                identifier: shown.identifier, messageIDs: shown.messages.isEmpty ? [shown.identifier] : shown.messages,
+                date: clock.base.origin.addingTimeInterval(shown.shownAt))
+        }
+    }
+
     func removeDelivered(identifiers: [String]) async {
         guard clock.phase != .dead else { return }
         await device.send(.appRemovedNotifications(identifiers))

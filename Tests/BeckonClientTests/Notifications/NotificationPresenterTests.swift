@@ -111,6 +111,26 @@ import Testing
         }
     }
 
+    /// An alert iOS showed by itself (no extension ran, the app was away) is found when the app
+    /// reconciles: recorded as showing, so it is never shown again, and queued as a shown receipt;
+    /// a notification the user swiped away is a removed one.
+    @Test func alertsIOSShowedByItselfBecomeShownReceipts() async throws {
+        try await with { presenter, center, store, writer, _ in
+            await presenter.present(Self.message("m1"), as: writer)
+            await center.show("alert", NotificationContent(body: "2 new messages", userInfo: ["beckon": ["reason": "alert", "ids": ["m2", "m3"]]]))
+            await center.dismiss("m1")
+            #expect(await presenter.reconcile(as: writer) == 1)
+            let receipts = try store.pendingReceipts().map { "\($0.messageID):\($0.kind.rawValue)" }.sorted()
+            #expect(receipts == ["m1:removed", "m1:shown", "m2:shown", "m3:shown"])
+            #expect(try store.ledgerEntry(messageID: "m2")?.state == .showing)
+            #expect(!(try store.claimNotification("m2", for: ["m2"], by: .app, as: writer)), "never shown twice")
+            // Reconciling again finds nothing new.
+            try store.removePendingReceipts(try store.pendingReceipts(), as: writer)
+            _ = await presenter.reconcile(as: writer)
+            #expect(try store.pendingReceipts().isEmpty)
+        }
+    }
+
     @Test func theBadgeZeroPushLeavesTheLedgerEmpty() async throws {
         try await with { presenter, center, store, writer, _ in
             for id in ["m1", "m2"] { await presenter.present(Self.message(id), as: writer) }
