@@ -94,8 +94,11 @@ def module_graph():
 
 
 def folder_lines(module, edges):
+    """Every folder of the module, one that uses none and is used by none too."""
+    module_dir = ROOT / "Sources" / module
+    folders = {folder_of(module_dir, path) for path in module_dir.rglob("*.swift")}
     lines = []
-    for folder in sorted({s for s, _ in edges} | {t for _, t in edges}):
+    for folder in sorted(folders | {s for s, _ in edges} | {t for _, t in edges}):
         targets = sorted(t for s, t in edges if s == folder)
         name = f"{module} (top)" if folder == "." else f"{module}/{folder}"
         lines.append(f"{name} -> {', '.join(targets) if targets else '(none)'}")
