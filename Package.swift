@@ -194,6 +194,34 @@ let package = Package(
                 server("Configuration", "swift-configuration"),
             ]
         ),
+        // Events out: each app's event log sent to its webhook (signed, in order, retried), and
+        // the log's upkeep (expiries, backlog, lag).
+        .target(
+            name: "BeckonEvents",
+            dependencies: [
+                "BeckonStore", "BeckonJSON",
+                server("Crypto", "swift-crypto"),
+                server("Logging", "swift-log"),
+                server("Metrics", "swift-metrics"),
+                server("NIOCore", "swift-nio"),
+                server("NIOPosix", "swift-nio"),
+                server("NIOHTTP1", "swift-nio"),
+                server("NIOSSL", "swift-nio-ssl"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "BeckonEventsTests",
+            dependencies: [
+                "BeckonEvents", "BeckonStore", "BeckonJSON",
+                server("Logging", "swift-log"),
+                server("Metrics", "swift-metrics"),
+                server("NIOCore", "swift-nio"),
+                server("NIOPosix", "swift-nio"),
+                server("NIOHTTP1", "swift-nio"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
+            ]
+        ),
         // Delivery: the planner (`Planner/`, a pure per-device state machine deciding which pushes
         // to send and when) and its runtime (`Runtime/`: the driver, the outbox dispatcher), which
         // sends through a `PushSender` the node gives it, so it knows APNs' model, not its transport.

@@ -67,7 +67,8 @@ struct PostgresAck: PostgresBatchedWrite {
     }
 
     /// `synced` receipts for the messages each ack newly covers (at most
-    /// `TraceLimits.syncedReceiptsPerAck`, the newest).
+    /// `TraceLimits.syncedReceiptsPerAck`, the newest), but those expired by then: the sync
+    /// skipped them.
     private static func recordSynced(
         _ acks: [PostgresAck], from previous: [DeviceRef: Int64], to stored: [DeviceRef: Int64],
         on connection: PostgresConnection, logger: Logger
@@ -87,6 +88,9 @@ struct PostgresAck: PostgresBatchedWrite {
                  AS a(app_id, device_id, after, up_to, now)
             JOIN device d ON d.app_id = a.app_id AND d.id = a.device_id
             JOIN mailbox mb ON mb.app_id = d.app_id AND mb.user_id = d.user_id AND mb.sequence > a.after AND mb.sequence <= a.up_to
+            JOIN message m ON m.id = mb.message_id
+            WHERE m.expires_at IS NULL OR m.expires_at > a.now
+            ORDER BY a.device_id, mb.sequence
             ON CONFLICT DO NOTHING
             """, logger: logger)
     }

@@ -252,6 +252,110 @@ extension PostgresStore {
             "ALTER TABLE push_outbox ADD COLUMN wake_at bigint",
             "CREATE INDEX message_app_created ON message(app_id, created_at)",
         ]),
+        // Each app's event log (EventLog): the SQLite store's v12. Read by (tx, seq) below the
+        // oldest running transaction (EventPosition); the events are written by triggers.
+        (6, [
+            """
+            CREATE TABLE event_stream (
+                app_id text PRIMARY KEY,
+                cursor_tx xid8 NOT NULL,
+                cursor_seq bigint NOT NULL,
+                leased_by text,
+                lease_until bigint,
+                expired_through bigint NOT NULL,
+                dropped bigint NOT NULL DEFAULT 0
+            )
+            """,
+            """
+            CREATE TABLE message_event (
+                seq bigserial PRIMARY KEY,
+                tx xid8 NOT NULL DEFAULT pg_current_xact_id(),
+                app_id text NOT NULL,
+                kind text NOT NULL,
+                message_id text,
+                user_id text,
+                device_id text,
+                push_id text,
+                apns_id text,
+                status integer,
+                reason text,
+                at bigint NOT NULL
+            )
+            """,
+            "CREATE INDEX message_event_app ON message_event(app_id, tx, seq)",
+            """
+            CREATE TABLE webhook_attempt (
+                id bigserial PRIMARY KEY,
+                app_id text NOT NULL,
+                at bigint NOT NULL,
+                first_event bigint NOT NULL,
+                last_event bigint NOT NULL,
+                events integer NOT NULL,
+                status integer NOT NULL,
+                error text,
+                duration_ms bigint NOT NULL
+            )
+            """,
+            "CREATE INDEX webhook_attempt_app ON webhook_attempt(app_id, id)",
+            "CREATE INDEX message_app_expiry ON message(app_id, expires_at) WHERE expires_at IS NOT NULL",
+            """
+            CREATE FUNCTION message_event_accepted() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF EXISTS (SELECT 1 FROM event_stream WHERE app_id = NEW.app_id) THEN
+                    INSERT INTO message_event (app_id, kind, message_id, user_id, at)
+                    SELECT NEW.app_id, 'accepted', NEW.message_id, NEW.user_id, m.created_at FROM message m
+                    WHERE m.id = NEW.message_id;
+                END IF;
+                RETURN NULL;
+            END $$
+            """,
+            "CREATE TRIGGER message_event_accepted AFTER INSERT ON mailbox FOR EACH ROW EXECUTE FUNCTION message_event_accepted()",
+            """
+            CREATE FUNCTION message_event_receipt() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.kind IN ('synced', 'shown', 'opened') AND EXISTS (SELECT 1 FROM event_stream WHERE app_id = NEW.app_id) THEN
+                    INSERT INTO message_event (app_id, kind, message_id, user_id, device_id, at)
+                    VALUES (NEW.app_id, CASE NEW.kind WHEN 'synced' THEN 'delivered' ELSE NEW.kind END, NEW.message_id,
+                            (SELECT user_id FROM device WHERE app_id = NEW.app_id AND id = NEW.device_id), NEW.device_id, NEW.at);
+                END IF;
+                RETURN NULL;
+            END $$
+            """,
+            "CREATE TRIGGER message_event_receipt AFTER INSERT ON message_receipt FOR EACH ROW EXECUTE FUNCTION message_event_receipt()",
+            """
+            CREATE FUNCTION message_event_read() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF EXISTS (SELECT 1 FROM event_stream WHERE app_id = NEW.app_id) THEN
+                    INSERT INTO message_event (app_id, kind, message_id, user_id, device_id, at)
+                    VALUES (NEW.app_id, 'read', NEW.message_id, NEW.user_id, NEW.device_id, NEW.read_at);
+                END IF;
+                RETURN NULL;
+            END $$
+            """,
+            "CREATE TRIGGER message_event_read AFTER INSERT ON message_read FOR EACH ROW EXECUTE FUNCTION message_event_read()",
+            """
+            CREATE FUNCTION message_event_push() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.outcome <> 'retry' THEN
+                    INSERT INTO message_event (app_id, kind, message_id, user_id, device_id, push_id, apns_id, status, reason, at)
+                    SELECT o.app_id, k.kind, pm.message_id,
+                           (SELECT user_id FROM device WHERE app_id = o.app_id AND id = o.device_id),
+                           o.device_id, o.id, coalesce(o.apns_id, o.id), NEW.status, NEW.reason, NEW.at
+                    FROM push_outbox o
+                    JOIN event_stream s ON s.app_id = o.app_id
+                    JOIN push_message pm ON pm.push_id = o.id
+                    JOIN (SELECT 1 AS n, CASE NEW.outcome WHEN 'sent' THEN 'pushed' ELSE 'apns-refused' END AS kind
+                          UNION ALL SELECT 2, 'token-dead'
+                          WHERE NEW.outcome = 'failed' AND NEW.reason IN ('Unregistered', 'BadDeviceToken', 'DeviceTokenNotForTopic')) k
+                      ON true
+                    WHERE o.id = NEW.push_id
+                    ORDER BY pm.message_id, k.n;
+                END IF;
+                RETURN NULL;
+            END $$
+            """,
+            "CREATE TRIGGER message_event_push AFTER INSERT ON push_attempt FOR EACH ROW EXECUTE FUNCTION message_event_push()",
+        ]),
     ]
 
     /// Brings the schema up to date. Several nodes may start at once: the first takes an

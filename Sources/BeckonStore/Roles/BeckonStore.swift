@@ -14,5 +14,5 @@ public protocol BeckonStore:
     AppRegistry, APIKeyRegistry, CredentialVerifier,
     DeviceDirectory, DeviceRegistry, TokenFeedback,
     MailboxStore, ReadStateStore,
-    DeliveryStateStore, PushOutbox, CallStore, DeliveryReports, MessageTraceStore
+    DeliveryStateStore, PushOutbox, CallStore, DeliveryReports, MessageTraceStore, EventLog
 {}

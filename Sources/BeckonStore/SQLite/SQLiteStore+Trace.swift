@@ -99,15 +99,18 @@ extension SQLiteStore: MessageTraceStore {
     }
 
     /// `synced` receipts for the messages an acknowledgement newly covers (at most
-    /// `TraceLimits.syncedReceiptsPerAck`, the newest).
+    /// `TraceLimits.syncedReceiptsPerAck`, the newest), but those expired by then: the sync
+    /// skipped them, and the device never had them.
     static func recordSynced(_ db: Database, device: DeviceRef, user: String, after previous: Int64, upTo acked: Int64, at: Int64) throws {
         guard acked > previous else { return }
         try db.cachedStatement(sql: """
             INSERT OR IGNORE INTO message_receipt (message_id, app_id, device_id, kind, at)
-            SELECT message_id, app_id, ?, 'synced', ? FROM mailbox
-            WHERE app_id = ? AND user_id = ? AND sequence > ? AND sequence <= ?
+            SELECT mb.message_id, mb.app_id, ?, 'synced', ? FROM mailbox mb JOIN message m ON m.id = mb.message_id
+            WHERE mb.app_id = ? AND mb.user_id = ? AND mb.sequence > ? AND mb.sequence <= ?
+              AND (m.expires_at IS NULL OR m.expires_at > ?)
+            ORDER BY mb.sequence
             """).execute(arguments: [
-                device.deviceID, at, device.appID, user, max(previous, acked - Int64(TraceLimits.syncedReceiptsPerAck)), acked,
+                device.deviceID, at, device.appID, user, max(previous, acked - Int64(TraceLimits.syncedReceiptsPerAck)), acked, at,
             ])
     }
 }

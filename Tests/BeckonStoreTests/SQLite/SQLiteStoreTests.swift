@@ -72,7 +72,7 @@ import Testing
             let applied = try await store.appliedMigrations()
             #expect(applied == Self.migrations)
             let tables = try await store.writer.read { db in
-                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'grdb_%' ORDER BY name")
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'grdb_%' AND name NOT LIKE 'sqlite_%' ORDER BY name")
             }
             #expect(tables == Self.tables)
             try await store.createApp(.fixture())
@@ -90,12 +90,14 @@ import Testing
     static let migrations = [
         "v1", "v2-delivery", "v3-content-key", "v4-unread-counters", "v5-unread-expiry-index", "v6-rendered-outbox",
         "v7-call-ends", "v8-delivery-versions", "v9-delivery-connected", "v10-caller-apns-id", "v11-message-trace",
+        "v12-event-log",
     ]
 
     /// The store's tables; PostgreSQL's schema has these too (PostgresStoreTests).
     static let tables = [
-        "api_key", "app", "call_end", "delivery_state", "device", "device_cursor", "mailbox", "message", "message_read",
-        "message_receipt", "push_attempt", "push_message", "push_outbox", "unread_expiring", "user_sequence",
+        "api_key", "app", "call_end", "delivery_state", "device", "device_cursor", "event_stream", "mailbox", "message",
+        "message_event", "message_read", "message_receipt", "push_attempt", "push_message", "push_outbox", "unread_expiring",
+        "user_sequence", "webhook_attempt",
     ]
 
     /// PostgreSQL's twin: ClusterStoreTests.aNodeRefusesADatabaseANewerBeckonMigrated.
