@@ -104,7 +104,7 @@ let package = Package(
         .target(
             name: "BeckonNode",
             dependencies: [
-                "BeckonServer", "BeckonDelivery", "BeckonStore", "APNS", "APNSCore", "APNSEmulator",
+                "BeckonServer", "BeckonDelivery", "BeckonEvents", "BeckonStore", "APNS", "APNSCore", "APNSEmulator",
                 server("Crypto", "swift-crypto"),
                 server("Logging", "swift-log"),
                 server("Metrics", "swift-metrics"),
@@ -152,7 +152,7 @@ let package = Package(
         .target(
             name: "BeckonServer",
             dependencies: [
-                "BeckonStore", "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "BeckonSeal", "APNSCore", "BeckonXMPP",
+                "BeckonStore", "BeckonDelivery", "BeckonEvents", "BeckonProtocol", "BeckonJSON", "BeckonSeal", "APNSCore", "BeckonXMPP",
                 "BeckonMarkup",
                 server("Hummingbird", "hummingbird"),
                 server("NIOPosix", "swift-nio"),
@@ -178,7 +178,7 @@ let package = Package(
             name: "BeckonServerTests",
             dependencies: [
                 "BeckonServer", "BeckonNode", "BeckonStore", "BeckonDelivery", "BeckonProtocol", "BeckonJSON", "BeckonSeal",
-                "APNSCore", "TestCapture",
+                "BeckonEvents", "APNSCore", "TestCapture", "WebhookTestSupport",
                 "APNSEmulator",
                 server("HummingbirdTesting", "hummingbird"),
                 server("Prometheus", "swift-prometheus"),
@@ -210,10 +210,20 @@ let package = Package(
                 server("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
+        .target(
+            name: "WebhookTestSupport",
+            dependencies: [
+                server("NIOCore", "swift-nio"),
+                server("NIOPosix", "swift-nio"),
+                server("NIOHTTP1", "swift-nio"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
+            ],
+            path: "Tests/WebhookTestSupport"
+        ),
         .testTarget(
             name: "BeckonEventsTests",
             dependencies: [
-                "BeckonEvents", "BeckonStore", "BeckonJSON",
+                "BeckonEvents", "BeckonStore", "BeckonJSON", "WebhookTestSupport",
                 server("Logging", "swift-log"),
                 server("Metrics", "swift-metrics"),
                 server("NIOCore", "swift-nio"),

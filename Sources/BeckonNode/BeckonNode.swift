@@ -1,6 +1,7 @@
 import APNS
 import APNSEmulator
 import BeckonDelivery
+import BeckonEvents
 import BeckonServer
 import BeckonStore
 import Foundation
@@ -23,6 +24,8 @@ import ServiceLifecycle
 public struct BeckonNode: Service {
     public let hub: SyncHub
     public let delivery: DeliveryService
+    /// The apps' webhooks and their event logs.
+    public let events: EventService
     /// The in-process emulator, when an app has no Apple key (tests and `beckon simulate` read it).
     public let emulator: APNSEmulator?
     /// This node's part in a cluster (several nodes on one PostgreSQL), if it is in one.
@@ -97,15 +100,20 @@ public struct BeckonNode: Service {
         let xmpp = configuration.xmpp.map { settings in
             http.api.xmppComponent(settings: settings, logger: Logger(label: "beckon.xmpp"))
         }
+        // Every node runs the webhooks; for each app, the one holding its lease sends.
+        let eventService = EventService(
+            apps: configuration.apps.compactMap(\.events), node: cluster?.nodeID ?? "local", log: store,
+            metricsFactory: factory, logger: Logger(label: "beckon.events"))
         return BeckonNode(
-            hub: hub, delivery: delivery, emulator: emulator, cluster: cluster, http: http, xmpp: xmpp, logger: logger)
+            hub: hub, delivery: delivery, events: eventService, emulator: emulator, cluster: cluster, http: http, xmpp: xmpp, logger: logger)
     }
 
     public func run() async throws {
         // Shut down in reverse order: the listener and its sessions first, then delivery, so
         // the events of the last sessions are still planned (the XMPP component's last publishes
-        // too), then the cluster link (the node leaves); the emulator last.
-        let services: [any Service] = (cluster.map { [$0] } ?? []) + [delivery] + (xmpp.map { [$0] } ?? []) + [http]
+        // too), then the webhooks (what they had not sent waits in the store), then the cluster
+        // link (the node leaves); the emulator last.
+        let services: [any Service] = (cluster.map { [$0] } ?? []) + [events, delivery] + (xmpp.map { [$0] } ?? []) + [http]
         let group = ServiceGroup(configuration: .init(services: services, logger: logger))
         try await withGracefulShutdownHandler {
             try await group.run()

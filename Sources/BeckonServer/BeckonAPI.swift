@@ -24,6 +24,8 @@ public struct BeckonAPI: Sendable {
     let calls: CallsController
     let reports: DeliveryReportController
     let traces: TraceController
+    let webhooks: WebhooksController
+    let eventStream: EventStreamController
     let admin: AdminController
     let status: StatusController
     let sync: SyncRouteController
@@ -67,6 +69,9 @@ public struct BeckonAPI: Sendable {
             store: store, limits: configuration.limits, auth: auth, events: events, syncHub: syncHub, now: now)
         reports = DeliveryReportController(store: store, apps: apps, auth: auth, now: now)
         traces = TraceController(store: store, auth: auth, now: now)
+        let webhookApps = Dictionary(configuration.apps.compactMap { $0.events.map { ($0.appID, $0) } }, uniquingKeysWith: { $1 })
+        webhooks = WebhooksController(store: store, apps: webhookApps, limits: configuration.limits, auth: auth, now: now)
+        eventStream = EventStreamController(store: store, apps: webhookApps, limits: configuration.limits, auth: auth, now: now)
         admin = AdminController(store: store, limits: configuration.limits, apps: apps, auth: auth)
         status = StatusController(
             store: store, declared: configuration.apps, apps: apps, auth: auth, syncHub: syncHub, now: now)
@@ -102,6 +107,8 @@ public struct BeckonAPI: Sendable {
         calls.addRoutes(to: router)
         reports.addRoutes(to: router)
         traces.addRoutes(to: router)
+        webhooks.addRoutes(to: router)
+        eventStream.addRoutes(to: router)
         sync.addRoutes(to: router)
         admin.addRoutes(to: router)
         status.addRoutes(to: router)

@@ -1,6 +1,7 @@
 import BeckonEvents
 import BeckonJSON
 import BeckonStore
+import WebhookTestSupport
 import Foundation
 import Metrics
 import Testing

@@ -1,5 +1,6 @@
 import APNSCore
 import BeckonDelivery
+import BeckonEvents
 import BeckonProtocol
 import BeckonStore
 import Configuration
@@ -79,6 +80,7 @@ extension AppDeclaration {
             }
             gorush = access
         }
+        events = try AppEvents(reading: app.scoped(to: "webhook"), appID: id, scope: "\(scope).webhook")
         if let name = app.string(forKey: "drop-in-environment") {
             guard let environment = PushEnvironment(rawValue: name), environments.contains(environment) else {
                 throw .invalid(key: "\(scope).drop-in-environment", "\"\(name)\" is not one of the app's environments")

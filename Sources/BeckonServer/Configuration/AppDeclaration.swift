@@ -1,4 +1,5 @@
 import BeckonDelivery
+import BeckonEvents
 import BeckonStore
 
 /// An app as the operator declares it in the configuration (`apps.ids` and `apps.<id>.*`).
@@ -37,6 +38,10 @@ public struct AppDeclaration: Sendable, Equatable {
     /// request does not say (Matrix never does). Default: the app's only environment, else
     /// production.
     public var dropInEnvironment: PushEnvironment?
+
+    /// `apps.<id>.webhook.*`: where the app's delivery events are POSTed (docs/webhooks.md); nil:
+    /// no webhook, and no event log.
+    public var events: AppEvents?
 
     /// HS256 with a short key can be brute-forced offline from one captured token (RFC 7518
     /// §3.2: the key must be at least as long as the hash output, 256 bits).

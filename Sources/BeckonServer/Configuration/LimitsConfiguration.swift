@@ -18,6 +18,9 @@ public struct LimitsConfiguration: Sendable, Equatable {
     /// `limits.sync-connects-per-minute`: sync sessions one device may open a minute (a client
     /// reconnecting in a tight loop). 0 disables.
     public var syncConnectsPerMinute = 60
+    /// `limits.event-streams`: `GET /v1/events` streams open at once on a node (each polls the
+    /// store while it is open).
+    public var eventStreams = 32
 
     public init() {}
 
@@ -32,5 +35,6 @@ public struct LimitsConfiguration: Sendable, Equatable {
         messagesPerSecond = try config.notNegative("limits.messages-per-second", default: messagesPerSecond)
         registrationsPerMinute = try config.notNegative("limits.registrations-per-minute", default: registrationsPerMinute)
         syncConnectsPerMinute = try config.notNegative("limits.sync-connects-per-minute", default: syncConnectsPerMinute)
+        eventStreams = try config.positive("limits.event-streams", default: eventStreams)
     }
 }

@@ -50,12 +50,18 @@ extension PostgresStore: EventLog {
             "SELECT tx::text::bigint, seq FROM message_event WHERE app_id = \(appID) AND seq = \(id)")
     }
 
-    public func eventPosition(appID: String, before date: Date) async throws -> EventPosition? {
-        try await position(
-            """
-            SELECT tx::text::bigint, seq - 1 FROM message_event WHERE app_id = \(appID) AND at >= \(date.millisecondsSince1970)
+    public func eventPosition(appID: String, before date: Date) async throws -> EventPosition {
+        let settled: PostgresQuery = """
+            SELECT tx::text::bigint, seq - 1 FROM message_event
+            WHERE app_id = \(appID) AND at >= \(date.millisecondsSince1970) AND tx < pg_snapshot_xmin(pg_current_snapshot())
             ORDER BY tx, seq LIMIT 1
-            """)
+            """
+        if let first = try await position(settled) { return first }
+        return try await position(
+            """
+            SELECT tx::text::bigint, seq FROM message_event WHERE app_id = \(appID) AND tx < pg_snapshot_xmin(pg_current_snapshot())
+            ORDER BY tx DESC, seq DESC LIMIT 1
+            """) ?? .start
     }
 
     public func leaseWebhook(appID: String, node: String, until: Date, now: Date) async throws -> EventPosition? {
@@ -104,7 +110,7 @@ extension PostgresStore: EventLog {
         try await client.query(
             """
             UPDATE event_stream SET (cursor_tx, cursor_seq) = (\(String(position.transaction))::xid8, \(position.sequence))
-            WHERE app_id = \(appID)
+            WHERE app_id = \(appID) AND (cursor_tx, cursor_seq) > (\(String(position.transaction))::xid8, \(position.sequence))
             """, logger: logger)
     }
 

@@ -12,9 +12,9 @@ public protocol EventLog: Sendable {
     func events(appID: String, after position: EventPosition, limit: Int) async throws -> [MessageEvent]
     /// Where the event `id` of the app's log sits, or nil when it is not (or no longer) kept.
     func eventPosition(appID: String, id: Int64) async throws -> EventPosition?
-    /// The position just before the app's first kept event at or after `date`, for a replay from a
-    /// time; nil when none is kept.
-    func eventPosition(appID: String, before date: Date) async throws -> EventPosition?
+    /// Where to read from to get the app's kept events at or after `date` (a replay from a time, a
+    /// stream from now): just before the first of them, or after the last event when none is.
+    func eventPosition(appID: String, before date: Date) async throws -> EventPosition
 
     /// Takes (or renews) the right to send the app's webhook until `until`, unless another node
     /// holds it; returns the webhook's cursor, or nil when another node sends it.
@@ -27,7 +27,8 @@ public protocol EventLog: Sendable {
     func recordWebhookAttempt(_ attempt: WebhookAttempt) async throws
     /// The app's newest attempts, newest first.
     func webhookAttempts(appID: String, limit: Int) async throws -> [WebhookAttempt]
-    /// Sets the cursor back (or forward) to `position`: everything after it is sent again.
+    /// Sets the cursor back to `position` (never forward: that would skip events unsent):
+    /// everything after it is sent again.
     func rewindWebhook(appID: String, to position: EventPosition) async throws
 
     /// Writes `expired` events for the app's messages that expired up to `now` on each

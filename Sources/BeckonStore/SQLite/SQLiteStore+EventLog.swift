@@ -47,12 +47,14 @@ extension SQLiteStore: EventLog {
         }
     }
 
-    public func eventPosition(appID: String, before date: Date) async throws -> EventPosition? {
+    public func eventPosition(appID: String, before date: Date) async throws -> EventPosition {
         try await writer.read { db in
-            try Int64.fetchOne(
+            let first = try Int64.fetchOne(
                 db, sql: "SELECT min(seq) FROM message_event WHERE app_id = ? AND at >= ?",
-                arguments: [appID, date.millisecondsSince1970]
-            ).map { EventPosition(sequence: $0 - 1) }
+                arguments: [appID, date.millisecondsSince1970])
+            if let first { return EventPosition(sequence: first - 1) }
+            return EventPosition(sequence: try Int64.fetchOne(
+                db, sql: "SELECT coalesce(max(seq), 0) FROM message_event WHERE app_id = ?", arguments: [appID]) ?? 0)
         }
     }
 
@@ -99,7 +101,8 @@ extension SQLiteStore: EventLog {
 
     public func rewindWebhook(appID: String, to position: EventPosition) async throws {
         try await groupCommit.write { db in
-            try db.execute(sql: "UPDATE event_stream SET cursor_seq = ? WHERE app_id = ?", arguments: [position.sequence, appID])
+            try db.execute(
+                sql: "UPDATE event_stream SET cursor_seq = min(cursor_seq, ?) WHERE app_id = ?", arguments: [position.sequence, appID])
         }
     }
 

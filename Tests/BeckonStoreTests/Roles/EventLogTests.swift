@@ -133,7 +133,9 @@ import Testing
             let before = try #require(try await store.eventPosition(appID: "chat", id: events[0].id))
             try await store.rewindWebhook(appID: "chat", to: EventPosition(transaction: before.transaction, sequence: before.sequence - 1))
             #expect(try await store.eventLogStatus(appID: "chat", now: clock.now)?.behind == 2)
-            #expect(try await store.eventPosition(appID: "chat", before: clock.now + 3_600) == nil)
+            #expect(try await store.eventPosition(appID: "chat", before: clock.now + 3_600) == events[1].position, "none since: the end")
+            try await store.rewindWebhook(appID: "chat", to: events[1].position)
+            #expect(try await store.eventLogStatus(appID: "chat", now: clock.now)?.behind == 2, "never forward")
         }
     }
 

@@ -4,21 +4,21 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// A webhook receiver on 127.0.0.1 for the tests: keeps every request it gets and answers each
+/// A webhook receiver on 127.0.0.1 for the tests (BeckonEventsTests, BeckonServerTests): keeps every request it gets and answers each
 /// with the status `answer` gives it (its number, from 1).
-final class LoopbackReceiver: Sendable {
-    struct Received: Sendable {
-        var headers: [String: String]
-        var body: [UInt8]
+public final class LoopbackReceiver: Sendable {
+    public struct Received: Sendable {
+        public var headers: [String: String]
+        public var body: [UInt8]
     }
 
-    let port: Int
+    public let port: Int
     private let channel: any Channel
     private let state: NIOLockedValueBox<[Received]>
 
-    var received: [Received] { state.withLockedValue { $0 } }
+    public var received: [Received] { state.withLockedValue { $0 } }
 
-    init(answer: @escaping @Sendable (Int) -> Int = { _ in 204 }) async throws {
+    public init(answer: @escaping @Sendable (Int) -> Int = { _ in 204 }) async throws {
         let state = NIOLockedValueBox<[Received]>([])
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -33,7 +33,7 @@ final class LoopbackReceiver: Sendable {
         self.state = state
     }
 
-    func close() async throws { try await channel.close() }
+    public func close() async throws { try await channel.close() }
 
     private final class Handler: ChannelInboundHandler, Sendable {
         typealias InboundIn = HTTPServerRequestPart

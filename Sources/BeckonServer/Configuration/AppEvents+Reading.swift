@@ -1,0 +1,40 @@
+import BeckonEvents
+import Configuration
+
+extension AppEvents {
+    /// `apps.<id>.webhook.*`; nil when the app has no `webhook.url` (its event log is off).
+    init?(reading webhook: ConfigReader, appID: String, scope: String) throws(BeckonConfigurationError) {
+        guard let text = webhook.string(forKey: "url") else {
+            if webhook.string(forKey: "secret", isSecret: true) != nil {
+                throw .invalid(key: "\(scope).url", "is required with \(scope).secret")
+            }
+            return nil
+        }
+        guard let url = WebhookURL(text) else {
+            throw .invalid(key: "\(scope).url", "\"\(text)\" is not an http or https URL with a host")
+        }
+        guard let secret = webhook.string(forKey: "secret", isSecret: true), secret.utf8.count >= 24 else {
+            throw .invalid(key: "\(scope).secret", "is required, at least 24 bytes (whsec_ and base64 of the key's bytes, or any text)")
+        }
+        var settings = WebhookSettings(url: url, secret: secret)
+        settings.batchSize = try webhook.positive("batch-size", default: settings.batchSize)
+        guard settings.batchSize <= 10_000 else { throw .invalid(key: "\(scope).batch-size", "must be at most 10000") }
+        settings.timeout = try Self.seconds(webhook, "timeout-seconds", default: settings.timeout, scope: scope)
+        settings.retryInitial = try Self.seconds(webhook, "retry-initial-seconds", default: settings.retryInitial, scope: scope)
+        settings.retryMax = try Self.seconds(webhook, "retry-max-seconds", default: settings.retryMax, scope: scope)
+        guard settings.retryMax >= settings.retryInitial else {
+            throw .invalid(key: "\(scope).retry-max-seconds", "must be at least retry-initial-seconds")
+        }
+        self.init(
+            appID: appID, webhook: settings, backlog: try webhook.positive("backlog", default: AppEvents.defaultBacklog),
+            retention: try Self.seconds(webhook, "retention-hours", default: AppEvents.defaultRetention / 3_600, scope: scope) * 3_600)
+    }
+
+    private static func seconds(
+        _ config: ConfigReader, _ key: String, default value: Double, scope: String
+    ) throws(BeckonConfigurationError) -> Double {
+        let read = config.double(forKey: ConfigKey(key)) ?? config.int(forKey: ConfigKey(key)).map(Double.init) ?? value
+        guard read > 0, read.isFinite else { throw .invalid(key: "\(scope).\(key)", "must be a positive number") }
+        return read
+    }
+}
