@@ -223,4 +223,54 @@ import Testing
             ]) { $1 }))
         }
     }
+
+    static func webhookApp(_ extra: [AbsoluteConfigKey: ConfigValue]) throws -> AppDeclaration {
+        var values: [AbsoluteConfigKey: ConfigValue] = [
+            "apps.ids": .init(.stringArray(["chat"]), isSecret: false),
+            "apps.chat.bundle-id": "com.example.chat", "apps.chat.team-id": "TEAM",
+            "apps.chat.user-token-secret": .init(.string(Self.secret), isSecret: true),
+        ]
+        values.merge(extra) { $1 }
+        return try BeckonServerConfiguration(reading: Self.reader(values)).apps[0]
+    }
+
+    @Test func anAppsWebhookIsRead() throws {
+        #expect(try Self.webhookApp([:]).events == nil, "no webhook: no event log")
+        let app = try Self.webhookApp([
+            "apps.chat.webhook.url": "https://hooks.example.com/beckon",
+            "apps.chat.webhook.secret": .init(.string("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), isSecret: true),
+            "apps.chat.webhook.batch-size": 50, "apps.chat.webhook.backlog": 1_000,
+            "apps.chat.webhook.retry-initial-seconds": 2, "apps.chat.webhook.retry-max-seconds": 60.5,
+            "apps.chat.webhook.retention-hours": 48, "apps.chat.webhook.timeout-seconds": 5,
+        ])
+        let events = try #require(app.events)
+        #expect(events.webhook.url.description == "https://hooks.example.com/beckon" && events.webhook.batchSize == 50)
+        #expect(events.backlog == 1_000 && events.retention == 48 * 3_600)
+        #expect(events.webhook.retryInitial == 2 && events.webhook.retryMax == 60.5 && events.webhook.timeout == 5)
+        #expect(!"\(events.webhook)".contains("whsec"), "the secret is never printed")
+    }
+
+    @Test func aWebhooksMistakesAreNamed() {
+        let secret = ConfigValue(.string("a secret of at least 24 bytes"), isSecret: true)
+        #expect(throws: BeckonConfigurationError.invalid(key: "apps.chat.webhook.url", "\"ftp://x\" is not an http or https URL with a host")) {
+            try Self.webhookApp(["apps.chat.webhook.url": "ftp://x", "apps.chat.webhook.secret": secret])
+        }
+        #expect(throws: BeckonConfigurationError.self) {
+            try Self.webhookApp(["apps.chat.webhook.url": "https://h.example/", "apps.chat.webhook.secret": "short"])
+        }
+        #expect(throws: BeckonConfigurationError.invalid(key: "apps.chat.webhook.url", "is required with apps.chat.webhook.secret")) {
+            try Self.webhookApp(["apps.chat.webhook.secret": secret])
+        }
+        #expect(throws: BeckonConfigurationError.invalid(key: "apps.chat.webhook.batch-size", "must be 1 to 10000")) {
+            try Self.webhookApp([
+                "apps.chat.webhook.url": "https://h.example/", "apps.chat.webhook.secret": secret, "apps.chat.webhook.batch-size": 0,
+            ])
+        }
+        #expect(throws: BeckonConfigurationError.invalid(key: "apps.chat.webhook.retry-max-seconds", "must be at least retry-initial-seconds")) {
+            try Self.webhookApp([
+                "apps.chat.webhook.url": "https://h.example/", "apps.chat.webhook.secret": secret,
+                "apps.chat.webhook.retry-initial-seconds": 10, "apps.chat.webhook.retry-max-seconds": 5,
+            ])
+        }
+    }
 }

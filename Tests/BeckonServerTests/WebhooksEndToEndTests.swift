@@ -170,3 +170,105 @@ import WebhookTestSupport
         try await receiver.close()
     }
 }
+
+/// The webhook's API and the event stream.
+@Suite struct WebhookAPITests {
+    static func get(_ server: SyncTestServer, _ path: String, key: String? = nil) async throws -> (HTTPResponse.Status, JSONValue?) {
+        let response = try await server.http { client in
+            try await client.get(path, headers: APITestFixture.headers(bearer: key ?? server.chatKey))
+        }
+        return (response.status, response.body.flatMap { try? JSONParser.parse(Array($0.readableBytesView)) })
+    }
+
+    static func replay(_ server: SyncTestServer, _ body: String) async throws -> (HTTPResponse.Status, JSONValue?) {
+        let response = try await server.http { client in
+            try await client.post("/v1/webhook/replay", headers: APITestFixture.headers(bearer: server.chatKey), body: ByteBuffer(string: body))
+        }
+        return (response.status, response.body.flatMap { try? JSONParser.parse(Array($0.readableBytesView)) })
+    }
+
+    @Test func theStatusTheAttemptsAndAReplayThatSendsEventsAgainInOrder() async throws {
+        let receiver = try await LoopbackReceiver()
+        try await SyncTestServer.with(delivery: true, configure: WebhooksEndToEndTests.configure(port: receiver.port)) { server in
+            _ = try await server.device(user: "alice", device: "phone")
+            let first = try await server.post(to: ["alice"])
+            let second = try await server.post(to: ["alice"])
+            func accepted() -> [String] {
+                receiver.received.flatMap { (try? JSONParser.parse($0.body))?["events"]?.arrayValue ?? [] }
+                    .filter { $0["type"]?.stringValue == "accepted" }.compactMap { $0["messageId"]?.stringValue }
+            }
+            try await server.waitUntil { accepted().count == 2 }
+            #expect(accepted() == [first, second])
+
+            let (status, body) = try await Self.get(server, "/v1/webhook")
+            #expect(status == .ok)
+            #expect(body?["url"]?.stringValue == "http://127.0.0.1:\(receiver.port)/hooks")
+            #expect(body?["behind"]?.intValue == 0 && body?["dropped"]?.intValue == 0 && body?["sender"]?.stringValue == "local")
+            #expect(body?["lastAttempt"]?["status"]?.intValue == 204)
+            let (_, attempts) = try await Self.get(server, "/v1/webhook/attempts?limit=10")
+            #expect(attempts?["attempts"]?.arrayValue?.isEmpty == false)
+            let page = try await server.http { client in
+                try await client.get("/status", headers: APITestFixture.headers(bearer: APITestFixture.adminToken))
+            }
+            let html = page.body.map { String(buffer: $0) } ?? ""
+            #expect(html.contains(#"id="webhook-chat""#) && html.contains("0 events") && html.contains("none waiting"))
+            #expect(!html.contains(#"id="webhook-mail""#), "mail has no webhook")
+
+            // From the first message's event on: both go again, in order.
+            let firstEvent = receiver.received.flatMap { (try? JSONParser.parse($0.body))?["events"]?.arrayValue ?? [] }
+                .first { $0["messageId"]?.stringValue == first }?["id"]?.stringValue
+            let (replayed, _) = try await Self.replay(server, #"{"fromEventId":"\#(firstEvent ?? "")"}"#)
+            #expect(replayed == .ok)
+            try await server.waitUntil { accepted().count == 4 }
+            #expect(accepted() == [first, second, first, second])
+
+            #expect(try await Self.replay(server, #"{"fromEventId":"999999"}"#).0 == .notFound)
+            #expect(try await Self.replay(server, #"{"since":"yesterday"}"#).0 == .badRequest)
+            #expect(try await Self.replay(server, #"{}"#).0 == .badRequest)
+            #expect(try await Self.replay(server, #"{"since":"2020-01-01T00:00:00Z"}"#).0 == .ok)
+            try await server.waitUntil { accepted().count == 6 }
+            #expect(try await Self.get(server, "/v1/webhook/attempts?limit=0").0 == .badRequest)
+            let mailKey = try await server.store.createAPIKey(appID: "mail", name: "test").secret
+            #expect(try await Self.get(server, "/v1/webhook", key: mailKey).0 == .notFound, "mail has no webhook")
+        }
+        try await receiver.close()
+    }
+
+    /// `curl -N` on `/v1/events`: the stream starts at the newest, each event with its id, and a
+    /// client that comes back with `Last-Event-ID` goes on after it.
+    @Test func theEventStreamTellsNewEventsAndResumesAfterTheLastOneSeen() async throws {
+        let receiver = try await LoopbackReceiver()
+        try await SyncTestServer.with(delivery: true, configure: WebhooksEndToEndTests.configure(port: receiver.port)) { server in
+            _ = try await server.device(user: "alice", device: "phone")
+            let before = try await server.post(to: ["alice"])
+            try await server.waitUntil { !receiver.received.isEmpty }
+            let stream = try await SyncRawClient.open(port: server.port)
+            func request(_ extra: String = "") -> ByteBuffer {
+                ByteBuffer(string: "GET /v1/events HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer \(server.chatKey)\r\n\(extra)\r\n")
+            }
+            try await stream.channel.writeAndFlush(request()).get()
+            let head = try await stream.waitFor("retry: 2000")
+            #expect(head.contains("200 OK") && head.lowercased().contains("content-type: text/event-stream"))
+            let id = try await server.post(to: ["alice"])
+            let received = try await stream.waitFor(id)
+            #expect(!received.contains(before), "from the newest on")
+            #expect(received.contains("event: accepted"))
+            let lastID = try #require(received.range(of: "id: ", options: .backwards)).upperBound
+            let lastEventID = received[lastID...].prefix { $0.isNumber }
+            try await stream.close()
+
+            let third = try await server.post(to: ["alice"])
+            let resumed = try await SyncRawClient.open(port: server.port)
+            try await resumed.channel.writeAndFlush(request("Last-Event-ID: \(lastEventID)\r\n")).get()
+            let again = try await resumed.waitFor(third)
+            #expect(!again.contains(id), "after the last event seen")
+            try await resumed.close()
+
+            let gone = try await SyncRawClient.open(port: server.port)
+            try await gone.channel.writeAndFlush(request("Last-Event-ID: 987654\r\n")).get()
+            #expect(try await gone.waitFor("\r\n\r\n").contains("404"))
+            try await gone.close()
+        }
+        try await receiver.close()
+    }
+}

@@ -5,7 +5,7 @@ import Hummingbird
 
 /// The status page (the admin token, or Basic auth from a browser).
 struct StatusController: Sendable {
-    let store: any (DeliveryReports & MessageTraceStore & MailboxStore)
+    let store: any (DeliveryReports & MessageTraceStore & MailboxStore & EventLog)
     /// The declared apps, in the order of `apps.ids`.
     let declared: [AppDeclaration]
     let apps: [String: AppDeclaration]
@@ -76,10 +76,16 @@ struct StatusController: Sendable {
                 wakeSuccessRate: report.wakeSuccessRate,
                 strategies: StatusSnapshot.strategies(records, since: since, bucketSeconds: step, buckets: buckets),
                 failures: StatusSnapshot.failures(records),
-                shown: try await store.shownShares(appID: app.id, from: since, to: generatedAt.addingTimeInterval(-60), within: 60)))
+                shown: try await store.shownShares(appID: app.id, from: since, to: generatedAt.addingTimeInterval(-60), within: 60),
+                webhook: try await webhook(of: app, now: generatedAt)))
         }
         return StatusSnapshot(
             generatedAt: generatedAt, since: since, bucketSeconds: step, sessions: await syncHub?.sessionCount ?? 0, apps: apps)
+    }
+
+    private func webhook(of app: AppDeclaration, now: Date) async throws -> StatusSnapshot.Webhook? {
+        guard let events = app.events, let status = try await store.eventLogStatus(appID: app.id, now: now) else { return nil }
+        return StatusSnapshot.Webhook(url: events.webhook.url.description, status: status)
     }
 
     /// Why the page is refused, if it is; a 401 also offers Basic, so a browser prompts.

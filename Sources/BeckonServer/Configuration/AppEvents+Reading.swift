@@ -17,8 +17,10 @@ extension AppEvents {
             throw .invalid(key: "\(scope).secret", "is required, at least 24 bytes (whsec_ and base64 of the key's bytes, or any text)")
         }
         var settings = WebhookSettings(url: url, secret: secret)
-        settings.batchSize = try webhook.positive("batch-size", default: settings.batchSize)
-        guard settings.batchSize <= 10_000 else { throw .invalid(key: "\(scope).batch-size", "must be at most 10000") }
+        settings.batchSize = webhook.int(forKey: "batch-size", default: settings.batchSize)
+        guard (1...10_000).contains(settings.batchSize) else { throw .invalid(key: "\(scope).batch-size", "must be 1 to 10000") }
+        let backlog = webhook.int(forKey: "backlog", default: AppEvents.defaultBacklog)
+        guard backlog >= 1 else { throw .invalid(key: "\(scope).backlog", "must be at least 1") }
         settings.timeout = try Self.seconds(webhook, "timeout-seconds", default: settings.timeout, scope: scope)
         settings.retryInitial = try Self.seconds(webhook, "retry-initial-seconds", default: settings.retryInitial, scope: scope)
         settings.retryMax = try Self.seconds(webhook, "retry-max-seconds", default: settings.retryMax, scope: scope)
@@ -26,7 +28,7 @@ extension AppEvents {
             throw .invalid(key: "\(scope).retry-max-seconds", "must be at least retry-initial-seconds")
         }
         self.init(
-            appID: appID, webhook: settings, backlog: try webhook.positive("backlog", default: AppEvents.defaultBacklog),
+            appID: appID, webhook: settings, backlog: backlog,
             retention: try Self.seconds(webhook, "retention-hours", default: AppEvents.defaultRetention / 3_600, scope: scope) * 3_600)
     }
 

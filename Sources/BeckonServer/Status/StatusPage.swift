@@ -84,6 +84,9 @@ struct StatusPage {
             }
             out += "</tbody></table>"
         }
+        if let webhook = app.webhook {
+            out += webhookSection(webhook, id: id, now: snapshot.generatedAt)
+        }
         out += #"<h3>Recent push failures</h3>"#
         if app.failures.isEmpty {
             out += #"<p class="empty" id="failures-\#(id)">No push failed in the window.</p>"#

@@ -20,9 +20,16 @@ struct StatusSnapshot: Sendable {
         var failures: [Failure]
         /// Messages of the window shown within a minute, from the devices' receipts.
         var shown: [ShownShare] = []
+        /// The app's webhook: where, and how far behind; nil when it has none.
+        var webhook: Webhook?
     }
 
     /// One strategy's measured pushes over the window, bucket by bucket.
+    struct Webhook: Sendable {
+        var url: String
+        var status: EventLogStatus
+    }
+
     struct StrategySeries: Sendable {
         var strategy: String
         var buckets: [Bucket]
