@@ -5,37 +5,39 @@ import Foundation
 extension MessageEvent {
     /// The event as webhooks and the stream send it (openapi.yaml, `MessageEvent`): ids as
     /// strings, the time in RFC 3339 with milliseconds, absent fields left out.
-    public func write(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.member("id", String(id))
-        writer.member("type", kind.rawValue)
-        writer.member("at", at.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
-        writer.member("appId", appID)
-        writer.member("messageId", messageID)
-        writer.member("userId", userID)
-        writer.member("deviceId", deviceID)
-        writer.member("pushId", pushID)
-        writer.member("apnsId", apnsID)
-        writer.member("status", status)
-        writer.member("reason", reason)
-        writer.endObject()
+    struct Body: Encodable {
+        var id: String
+        var type: String
+        var at: Date
+        var appId: String
+        var messageId: String?
+        var userId: String?
+        var deviceId: String?
+        var pushId: String?
+        var apnsId: String?
+        var status: Int?
+        var reason: String?
     }
 
+    /// A webhook's body, `{"events": [...]}`, in the log's order.
+    struct Batch: Encodable {
+        var events: [Body]
+    }
+
+    var body: Body {
+        Body(
+            id: String(id), type: kind.rawValue, at: at, appId: appID, messageId: messageID, userId: userID,
+            deviceId: deviceID, pushId: pushID, apnsId: apnsID, status: status, reason: reason)
+    }
+
+    static let encoder = JSONStreamEncoder(options: [.rfc3339Dates])
+
+    /// The event's JSON (one `data:` line of the stream).
     public var json: [UInt8] {
-        var writer = JSONWriter()
-        write(to: &writer)
-        return writer.bytes
+        (try? Self.encoder.encode(body)) ?? Array("{}".utf8)
     }
 
-    /// A webhook's body: `{"events": [...]}`, in the log's order.
     public static func webhookBody(_ events: some Sequence<MessageEvent>) -> [UInt8] {
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.key("events")
-        writer.beginArray()
-        for event in events { event.write(to: &writer) }
-        writer.endArray()
-        writer.endObject()
-        return writer.bytes
+        (try? encoder.encode(Batch(events: events.map(\.body)))) ?? Array(#"{"events":[]}"#.utf8)
     }
 }
