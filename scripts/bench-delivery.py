@@ -29,6 +29,15 @@ the nodes, and every node sends pushes from the shared outbox. --standalone-emul
 emulator with one SQLite node too (the same APNs path for a side-by-side figure). On PostgreSQL it
 also prints the database's work per push (pg_stat_* deltas over the posting and sending).
 
+With --webhook the app has a webhook (docs/webhooks.md) to a receiver on loopback
+(scripts/webhook-receiver.py, a process of its own, checking every signature): the run then also
+reports the events the receiver took (each message's `accepted` and `pushed`), how fast
+(first to last event, beside the pushes' own rate in the same run: the ratio says whether the
+webhook keeps up with the burst), how long after the last push the last event arrived, duplicates
+and order. --receiver-down S makes the receiver answer 500 for its first S seconds: the events
+wait in the store (the node's memory is reported as before) and arrive once it is back.
+--webhook-backlog N sets `webhook.backlog`.
+
 Between registering and posting it waits until the 1-minute load average is below --max-load
 (0.8; 0: no wait), at most --patience seconds: registering loads the machine itself.
 
@@ -45,6 +54,7 @@ from beckonlib.websocket import SyncSession
 
 SECRET = "bench-delivery-secret-0123456789abcdef01"
 ADMIN = "bench-delivery-admin-0123456789abcdef0123"
+WEBHOOK_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 
 
@@ -112,6 +122,9 @@ def main():
                         help="push to a separate `beckon apns-emulator` (implied by --nodes and --database-url)")
     parser.add_argument("--max-load", type=float, default=0.8, help="wait for a lower load average before posting; 0: no wait")
     parser.add_argument("--patience", type=float, default=3600, help="seconds to wait for the load at most")
+    parser.add_argument("--webhook", action="store_true", help="the app has a webhook to a loopback receiver")
+    parser.add_argument("--receiver-down", type=float, default=0, help="seconds the receiver answers 500 at first")
+    parser.add_argument("--webhook-backlog", type=int, help="webhook.backlog (default Beckon's)")
     parser.add_argument("--statements", action="store_true",
                         help="PostgreSQL: statements by calls per push (needs pg_stat_statements preloaded)")
     args = parser.parse_args()
@@ -133,6 +146,13 @@ def main():
             psql(database_url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
     deployment, server = None, None
     window = {"BECKON_APPS_CHAT_DELIVERY_RECONNECT_WINDOW_SECONDS": str(args.window)}
+    receiver = None
+    if args.webhook or args.receiver_down:
+        receiver = start_receiver(work, args.receiver_down)
+        window.update(BECKON_APPS_CHAT_WEBHOOK_URL=f"http://127.0.0.1:{receiver.port}/hooks",
+                      BECKON_APPS_CHAT_WEBHOOK_SECRET=WEBHOOK_SECRET)
+        if args.webhook_backlog:
+            window["BECKON_APPS_CHAT_WEBHOOK_BACKLOG"] = str(args.webhook_backlog)
     try:
         if args.standalone_emulator or database_url:
             deployment = Deployment(binary, work, SECRET, ADMIN, nodes=args.nodes, database_url=database_url,
@@ -150,8 +170,10 @@ def main():
             server = subprocess.Popen([binary, "serve"], env=env, stdout=open(os.path.join(work, "server.log"), "wb"),
                                       stderr=subprocess.STDOUT)
             ports = [port]
-        run(args, ports, control, deployment, server, database_url)
+        run(args, ports, control, deployment, server, database_url, receiver)
     finally:
+        if receiver and receiver.poll() is None:
+            receiver.terminate()
         if deployment:
             deployment.stop()
         if server:
@@ -164,7 +186,44 @@ def main():
                 pass
 
 
-def run(args, ports, control, deployment, server, database_url):
+def start_receiver(work, fail_seconds):
+    port = free_port()
+    receiver = subprocess.Popen(
+        [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "webhook-receiver.py"),
+         "--port", str(port), "--secret", WEBHOOK_SECRET, "--summary", os.path.join(work, "receiver.json"),
+         "--fail-seconds", str(fail_seconds)])
+    receiver.port, receiver.summary_path = port, os.path.join(work, "receiver.json")
+    return receiver
+
+
+def report_webhook(receiver, api, key, expected, last_push, push_rate, node_pids, rss_peak):
+    """Waits until the webhook has nothing waiting and the receiver has the events, then stops
+    the receiver and prints what it took."""
+    deadline, status = time.time() + 600, {}
+    while time.time() < deadline:
+        rss_peak = max(rss_peak, rss_kib(node_pids))
+        _, status = api.request("GET", "/v1/webhook", token=key)
+        if status.get("behind") == 0 and int(status.get("cursor", "0")) > 0 and time.time() - last_push > 1:
+            break
+        time.sleep(0.1)
+    receiver.terminate()
+    receiver.wait(timeout=30)
+    with open(receiver.summary_path) as handle:
+        summary = json.load(handle)
+    span = (summary["last"] - summary["first"]) if summary["first"] else 0
+    rate = summary["events"] / span if span > 0 else 0
+    print(f"webhook: the receiver took {summary['events']} events ({summary['distinct']} distinct, "
+          f"{summary['duplicates']} duplicates, {'in ascending order' if summary['ascending'] else 'OUT OF ORDER'}), "
+          f"types {summary['types']}, requests by status {summary['statuses']}, bad signatures {summary['badSignatures']}")
+    print(f"webhook: {rate:,.0f} events/s at the receiver (first to last event, {span:.2f} s); the pushes' "
+          f"{push_rate:,.0f}/s × 2 events a message = {2 * push_rate:,.0f} events/s made: ratio {rate / (2 * push_rate) if push_rate else 0:.2f}; "
+          f"last event {summary['last'] - last_push if summary['last'] else 0:+.2f} s after the last push; "
+          f"status behind {status.get('behind')}, dropped {status.get('dropped')}; node RSS peak {rss_peak / 1024:.0f} MiB")
+    if summary["distinct"] < expected:
+        sys.exit(f"bench-delivery: the receiver took {summary['distinct']} distinct events of {expected}")
+
+
+def run(args, ports, control, deployment, server, database_url, receiver=None):
     apis, emulator = [Client(port) for port in ports], Client(control)
     api, port = apis[0], ports[0]
     for _ in range(400):
@@ -280,6 +339,8 @@ def run(args, ports, control, deployment, server, database_url):
           f"after it, {anon_end / 1024:.0f} MiB anonymous (the rest is file pages: the binary, its libraries, and the database if `database.mmap-mib` maps it)")
     if delivered < args.devices:
         sys.exit(f"bench-delivery: only {delivered} of {args.devices} pushes arrived")
+    if receiver:
+        report_webhook(receiver, api, key, 2 * args.devices, first_post + elapsed, delivered / elapsed, node_pids, rss_peak)
     if args.reconnect:
         report_wakes(args, api, key, credentials, list(sample)[:args.reconnect], port)
     elif database_url:

@@ -15,14 +15,20 @@ import Testing
 
     /// The log as a reader sees it once `count` events are in it. On PostgreSQL an event is read
     /// only when every transaction older than its own has ended (EventPosition), and the other
-    /// tests' transactions run meanwhile, so the reader waits a little (at most 10 s).
+    /// tests' transactions run meanwhile (in any database of the server: transaction ids are the
+    /// server's), some holding one open on purpose for a while, so the reader waits (at most 60 s).
     static func all(_ store: any BeckonStore, count: Int = 0) async throws -> [MessageEvent] {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while true {
             let events = try await store.events(appID: "chat", after: .start, limit: 1_000)
-            if events.count >= count || ContinuousClock.now > deadline { return events }
+            if events.count >= count { return events }
+            guard ContinuousClock.now < deadline else { throw EventLogTestError.fewerEvents(events.count, count) }
             try await Task.sleep(for: .milliseconds(20))
         }
+    }
+
+    enum EventLogTestError: Error {
+        case fewerEvents(Int, Int)
     }
 
     @Test func eventsAreWrittenWithTheRecordsTheyTellOfInOrder() async throws {
