@@ -4,8 +4,9 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// A webhook receiver on 127.0.0.1 for the tests (BeckonEventsTests, BeckonServerTests): keeps every request it gets and answers each
-/// with the status `answer` gives it (its number, from 1).
+/// A webhook receiver on 127.0.0.1 for the tests (BeckonEventsTests, BeckonServerTests): keeps
+/// every request it gets and answers each with the status `answer` gives it (its number, from 1),
+/// or nil: no answer at all (a receiver that hangs).
 public final class LoopbackReceiver: Sendable {
     public struct Received: Sendable {
         public var headers: [String: String]
@@ -18,7 +19,7 @@ public final class LoopbackReceiver: Sendable {
 
     public var received: [Received] { state.withLockedValue { $0 } }
 
-    public init(answer: @escaping @Sendable (Int) -> Int = { _ in 204 }) async throws {
+    public init(answer: @escaping @Sendable (Int) -> Int? = { _ in 204 }) async throws {
         let state = NIOLockedValueBox<[Received]>([])
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -39,12 +40,12 @@ public final class LoopbackReceiver: Sendable {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
         let state: NIOLockedValueBox<[Received]>
-        let answer: @Sendable (Int) -> Int
+        let answer: @Sendable (Int) -> Int?
         // Touched on the connection's event loop only.
         nonisolated(unsafe) var head: HTTPRequestHead?
         nonisolated(unsafe) var body: [UInt8] = []
 
-        init(state: NIOLockedValueBox<[Received]>, answer: @escaping @Sendable (Int) -> Int) {
+        init(state: NIOLockedValueBox<[Received]>, answer: @escaping @Sendable (Int) -> Int?) {
             self.state = state
             self.answer = answer
         }
@@ -63,7 +64,7 @@ public final class LoopbackReceiver: Sendable {
                     received.append(Received(headers: headers, body: body))
                     return received.count
                 }
-                let status = answer(number)
+                guard let status = answer(number) else { return }
                 var response = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status))
                 response.headers.add(name: "Content-Length", value: "0")
                 context.write(wrapOutboundOut(.head(response)), promise: nil)

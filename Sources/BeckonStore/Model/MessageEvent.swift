@@ -39,7 +39,8 @@ public struct MessageEvent: Hashable, Sendable {
     public var reason: String?
     public var at: Date
 
-    /// The event's id, unique within the store: what webhooks and the stream call it.
+    /// The event's id, unique within the store: what webhooks and the stream call it. It grows in
+    /// the log's order on SQLite, not always on PostgreSQL (`EventPosition`).
     public var id: Int64 { position.sequence }
 
     public init(
