@@ -215,7 +215,8 @@ def report_webhook(receiver, api, key, expected, last_push, push_rate, node_pids
     print(f"webhook: the receiver took {summary['events']} events ({summary['distinct']} distinct, "
           f"{summary['duplicates']} duplicates, {'in ascending order' if summary['ascending'] else 'OUT OF ORDER'}), "
           f"types {summary['types']}, requests by status {summary['statuses']}, bad signatures {summary['badSignatures']}")
-    print(f"webhook: {rate:,.0f} events/s at the receiver (first to last event, {span:.2f} s); the pushes' "
+    catching_up = " catching up on what waited while it answered 500" if summary["statuses"].get("500") else ""
+    print(f"webhook: {rate:,.0f} events/s at the receiver{catching_up} (first to last event, {span:.2f} s); the pushes' "
           f"{push_rate:,.0f}/s × 2 events a message = {2 * push_rate:,.0f} events/s made: ratio {rate / (2 * push_rate) if push_rate else 0:.2f}; "
           f"last event {summary['last'] - last_push if summary['last'] else 0:+.2f} s after the last push; "
           f"status behind {status.get('behind')}, dropped {status.get('dropped')}; node RSS peak {rss_peak / 1024:.0f} MiB")

@@ -71,7 +71,7 @@ class Receiver:
                 self.statuses[status] = self.statuses.get(status, 0) + 1
                 writer.write(f"HTTP/1.1 {status} X\r\nContent-Length: 0\r\n\r\n".encode())
                 await writer.drain()
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             return
         finally:
             writer.close()
@@ -99,10 +99,11 @@ async def main():
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    async with server:
-        await stop.wait()
+    await stop.wait()
+    # The summary first: closing the server cancels the connections' readers.
     with open(args.summary, "w") as handle:
         json.dump(receiver.summary(), handle)
+    server.close()
 
 
 if __name__ == "__main__":
