@@ -83,3 +83,8 @@ public struct EventService: Service {
         }
     }
 }
+
+// Service lifecycle logs each service by its description: never the webhooks' secrets.
+extension EventService: CustomStringConvertible {
+    public var description: String { "EventService(apps: \(apps.map(\.appID)), node: \(node))" }
+}

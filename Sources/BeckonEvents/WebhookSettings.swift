@@ -22,6 +22,7 @@ public struct WebhookSettings: Sendable, Equatable {
 }
 
 // The secret never goes into text.
-extension WebhookSettings: CustomStringConvertible {
+extension WebhookSettings: CustomStringConvertible, CustomDebugStringConvertible {
     public var description: String { "WebhookSettings(url: \(url), batchSize: \(batchSize))" }
+    public var debugDescription: String { description }
 }
