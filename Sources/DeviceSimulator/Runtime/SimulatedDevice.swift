@@ -161,8 +161,11 @@ public actor SimulatedDevice {
                 let show = await app.willPresent(identifier: push.identifier, userInfo: push.payload)
                 self?.post(.willPresentAnswered(push: push.id, show: show == .show))
             }
-        case .tap(let identifier, let payload):
-            process?.app.handle(.notificationResponse(NotificationResponse(identifier: identifier, userInfo: payload, action: .open)))
+        case .tap(let identifier, let payload, let shownAt):
+            process?.app.handle(
+                .notificationResponse(
+                    NotificationResponse(
+                        identifier: identifier, userInfo: payload, action: .open, date: clock.origin.addingTimeInterval(shownAt))))
         case .setProtectedData(let available):
             protectedData.set(available)
             if available { process?.lifecycle.post(.protectedDataDidBecomeAvailable) }
