@@ -1,3 +1,4 @@
+import BeckonDelivery
 import BeckonJSON
 import DeviceSimulator
 import Foundation
@@ -17,6 +18,9 @@ public struct SimulationReport: Sendable {
     public var duration: Double
     public var events: [TimelineEvent]
     public var invariants: [InvariantResult]
+    /// Each posted message's trace as the server told it at the end (docs/trace.md), by the
+    /// scenario's name for it.
+    public var traces: [String: MessageTrace] = [:]
 
     public init(
         scenario: String, summary: String, seed: UInt64, timeScale: Double, devices: [String], duration: Double,
