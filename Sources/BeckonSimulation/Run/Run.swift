@@ -101,23 +101,19 @@ struct Run {
 
     /// The invariant every run keeps: each posted message's trace agrees with the emulator's
     /// record and the phones' timelines (docs/simulator.md, "Traces"). Read once the phones are
-    /// shut down, so nothing more is queued; a receipt still on its way over loopback gets a few
-    /// looks before it counts as missing.
+    /// shut down, so nothing more is queued.
     private func checkTraces() async -> (TraceCheck, InvariantResult) {
         var check = TraceCheck(
             messages: names.keys.sorted(), traces: [:], events: timeline.all, accepted: router.accepted, phones: [:],
             reads: reads, names: names)
-        var findings: [TraceFinding] = []
-        for look in 0..<10 {
-            if look > 0 { try? await Task.sleep(for: .milliseconds(100)) }
-            do {
+        let findings: [TraceFinding]
+        do {
+            findings = try await check.settle { check in
                 check.traces = try await server.traces(of: check.messages)
                 for (name, device) in devices { check.phones[name] = try await device.receipts(of: check.messages) }
-            } catch {
-                return (check, InvariantResult(name: "trace", description: Self.traceInvariant, passed: false, detail: "\(error)"))
             }
-            findings = check.findings()
-            if findings.isEmpty { break }
+        } catch {
+            return (check, InvariantResult(name: "trace", description: Self.traceInvariant, passed: false, detail: "\(error)"))
         }
         let shown = check.shownStatuses().values.flatMap(\.values)
         let counts = ShownStatus.allCases.compactMap { status -> String? in

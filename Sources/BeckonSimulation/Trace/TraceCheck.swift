@@ -105,6 +105,20 @@ struct TraceCheck {
         traces[id]?.devices.first { $0.deviceId == device }?.events ?? []
     }
 
+    /// Fills in the traces and the phones' receipts with `read`, and again while there are
+    /// findings, at most `looks` times, 100 ms apart: a receipt or an ack still on its way over
+    /// loopback gets a moment before it counts as missing. Returns the last look's findings.
+    mutating func settle(looks: Int = 10, _ read: (inout TraceCheck) async throws -> Void) async throws -> [TraceFinding] {
+        var findings: [TraceFinding] = []
+        for look in 0..<max(1, looks) {
+            if look > 0 { try await Task.sleep(for: .milliseconds(100)) }
+            try await read(&self)
+            findings = self.findings()
+            if findings.isEmpty { break }
+        }
+        return findings
+    }
+
     /// Every disagreement, message by message and device by device.
     func findings() -> [TraceFinding] {
         let records = self.records
