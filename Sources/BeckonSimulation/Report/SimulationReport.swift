@@ -56,7 +56,18 @@ public struct SimulationReport: Sendable {
             "passed": .bool(passed),
             "invariants": .array(invariants.map(\.json)),
             "events": .array(events.map(\.json)),
+            "traces": .array(traceLines),
         ])
+    }
+
+    /// One line per message and device: the trace's events in its order, the message by its
+    /// scenario name and the device by its name (as registered).
+    var traceLines: [JSONValue] {
+        traces.keys.sorted().flatMap { message in
+            traces[message]!.devices.map { device -> JSONValue in
+                ["message": .string(message), "device": .string(device.deviceId), "events": .array(device.events.map(\.reportJSON))]
+            }
+        }
     }
 
     /// The report as JSON text: the top-level members in a fixed order, one per line, and one
@@ -76,6 +87,7 @@ public struct SimulationReport: Sendable {
             ("passed", compact(.bool(passed))),
             ("invariants", list(invariants.map(\.json))),
             ("events", list(events.map(\.json))),
+            ("traces", list(traceLines)),
         ]
         return "{\n" + members.map { "  " + compact(.string($0.0)) + ": " + $0.1 }.joined(separator: ",\n") + "\n}\n"
     }
