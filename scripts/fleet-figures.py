@@ -52,8 +52,11 @@ def rows(directory):
             reachable = {b: c for b, c in r["byBehaviour"].items() if b != "offline" and c["messages"]}
             worst = min(reachable.items(), key=lambda kv: kv[1]["reachedWithin120Seconds"] / kv[1]["messages"])
             reasons = ", ".join(f"{k} {v:,}" for k, v in sorted(r["pushesByReason"].items()))
+            # Shown on the phones' timelines, as this table always counted it: since issue 40
+            # `shown` is the server's receipts, which lack what iOS showed to an app never reopened.
+            shown = r.get("shownOnTimeline", r["shown"])
             yield (f"| {label} | {fleet} ({r['devices']:,} × {n // r['devices']}) | `{strategy}` "
-                   f"| {percent(r['stored'], n)} | {percent(r['shown'], n)} | {percent(r['reached'], n)} "
+                   f"| {percent(r['stored'], n)} | {percent(shown, n)} | {percent(r['reached'], n)} "
                    f"| {percent(r['reachedWithin120Seconds'], n)} "
                    f"| {percent(worst[1]['reachedWithin120Seconds'], worst[1]['messages'])} ({worst[0]}) "
                    f"| {r['pushesPerReachedMessage']:.2f} | {reasons} "

@@ -56,7 +56,8 @@ public final class BeckonAppDelegateBridge {
             default: .custom(response.actionIdentifier, text: (response as? UNTextInputNotificationResponse)?.userText)
             }
         await app.respond(to: NotificationResponse(
-            identifier: request.identifier, userInfo: JSONValue(userInfo: request.content.userInfo) ?? [:], action: action))
+            identifier: request.identifier, userInfo: JSONValue(userInfo: request.content.userInfo) ?? [:], action: action,
+            date: response.notification.date))
     }
 
     /// `userNotificationCenter(_:willPresent:)`: nil for a notification that is not Beckon's,

@@ -47,8 +47,8 @@ import Testing
             TimelineEvent(time: 1, device: "p4", what: .appState(.foreground)),
             TimelineEvent(time: 200, device: "p4", what: .messageStored(id: "m4")),
         ]
-        let figures = FleetFigures(posted: posted, events: events)
-        #expect(figures.stored == 3 && figures.shown == 1)
+        let figures = FleetFigures(posted: posted, events: events, shown: ["m2": ["p2": .reported]])
+        #expect(figures.stored == 3 && figures.shown == 1 && figures.shownOnTimeline == 1)
         #expect(figures.reached == 2)
         #expect(figures.all.reachedPromptly == 1, "m4 reached after 190 s")
         #expect(figures.latencyP50 == 6 && figures.latencyP99 == 190)
@@ -57,5 +57,30 @@ import Testing
         #expect(figures.violations == ["shown-twice": 1])
         #expect(figures.byBehaviour[.background] == FleetFigures.Counts(messages: 1, stored: 1, shown: 0, reached: 0))
         #expect(figures.byBehaviour[.offline]?.reached == 0)
+    }
+
+    @Test func shownComesFromReceiptsAndTheTimelineAccountsForTheRest() {
+        let posted = ["m1", "m2", "m3", "m4", "m5"].enumerated().map { index, id in
+            FleetFigures.Posted(id: id, device: "p\(index + 1)", behaviour: index < 3 ? .killed : .background, at: 10)
+        }
+        let events = (1...4).map { index in
+            TimelineEvent(time: 20, device: "p\(index)", what: .notificationShown(identifier: "m\(index)", messages: ["m\(index)"], text: ""))
+        }
+        let statuses: [String: [String: ShownStatus]] = [
+            "m1": ["p1": .reported], "m2": ["p2": .awaitingApp], "m3": ["p3": .queued], "m4": ["p4": .lost],
+            "m5": ["p5": .unfounded],
+        ]
+        let figures = FleetFigures(posted: posted, events: events, shown: statuses)
+        #expect(figures.shown == 1, "only a receipt counts as shown")
+        #expect(figures.shownOnTimeline == 4)
+        #expect(figures.byBehaviour[.killed] == FleetFigures.Counts(
+            messages: 3, stored: 0, shown: 1, shownOnTimeline: 3, shownQueued: 1, shownAwaitingApp: 1, shownDisagreeing: 0,
+            reached: 3, reachedPromptly: 3))
+        #expect(figures.byBehaviour[.background]?.shownDisagreeing == 2, "shown and never reported; reported and never shown")
+        let report = FleetReport(
+            configuration: FleetConfiguration(devices: 5), figures: figures, realSeconds: 1, events: events)
+        #expect(report.json["shown"] == .int(1) && report.json["shownOnTimeline"] == .int(4))
+        #expect(report.json["shownNotYetReported"] == .int(2) && report.json["shownDisagreeing"] == .int(2))
+        #expect(report.text.contains("not yet reported: 2 (1 queued on the phone, 1 shown by iOS"))
     }
 }

@@ -34,6 +34,19 @@ import Testing
         #expect(events.first?["kind"] == "message-posted")
     }
 
+    @Test func eachTraceIsALineOfItsMessageAndDevice() throws {
+        var report = SampleReport.report
+        #expect(report.json["traces"] == [])
+        report.traces = ["m1": TraceCheckTests.trace()]
+        let lines = try #require(report.json["traces"]?.arrayValue)
+        #expect(lines.map { $0["device"] } == ["ipad", "phone"])
+        #expect(lines[1]["message"] == "m1")
+        let types = try #require(lines[1]["events"]?.arrayValue).compactMap { $0["type"]?.stringValue }
+        #expect(types == ["stored", "push", "push", "apns", "apns", "synced", "shown", "opened"], "the trace's own order")
+        #expect(lines[1]["events"]?.arrayValue?[1]["apnsId"] == "a1")
+        #expect(report.jsonText.contains("\n    {\"device\":\"phone\",\"events\":["), "one line each")
+    }
+
     @Test func seedsBeyondIntStayExact() {
         var report = SampleReport.report
         #expect(report.json["seed"] == .string("12600928879107657766"))

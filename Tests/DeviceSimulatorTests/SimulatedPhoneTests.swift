@@ -285,7 +285,7 @@ import Testing
         #expect(
             actions.filter { if case .record = $0 { false } else { true } } == [
                 .startApp, .lifecycle(.didFinishLaunching(remoteNotification: payload)),
-                .tap(identifier: "m1", payload: payload), .lifecycle(.didBecomeActive),
+                .tap(identifier: "m1", payload: payload, shownAt: 200), .lifecycle(.didBecomeActive),
             ])
         #expect(phone.notifications.isEmpty)
         #expect(phone.app == .foreground)

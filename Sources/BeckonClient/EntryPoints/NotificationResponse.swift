@@ -1,5 +1,6 @@
 import BeckonJSON
 import BeckonProtocol
+import Foundation
 
 /// `userNotificationCenter(_:didReceive:)`: what the user did with a notification — opened it,
 /// dismissed it, or chose one of the app's actions (apns.md E.5).
@@ -26,12 +27,20 @@ public struct NotificationResponse: Hashable, Sendable {
     public var userInfo: JSONValue
     /// What the user did.
     public var action: Action
+    /// When the notification was delivered (`UNNotification.date`); nil where it is not known.
+    public var date: Date?
 
     /// The response iOS reported (the bridge makes it from a `UNNotificationResponse`).
-    public init(identifier: String, userInfo: JSONValue, action: Action) {
+    public init(identifier: String, userInfo: JSONValue, action: Action, date: Date? = nil) {
         self.identifier = identifier
         self.userInfo = userInfo
         self.action = action
+        self.date = date
+    }
+
+    /// The notification it answers, as the centre would have listed it while on screen.
+    var delivered: DeliveredNotification {
+        DeliveredNotification(identifier: identifier, messageIDs: messageIDs, date: date)
     }
 
     /// What opening it shows.

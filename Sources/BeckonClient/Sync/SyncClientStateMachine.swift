@@ -190,9 +190,15 @@ package struct SyncClientStateMachine: Sendable {
         case (.streaming(let streaming), .receiptsQueued):
             return streaming.takesReceipts ? [.sendPendingReceipts] : []
 
-        case (.awaitingWelcome, .stop), (.streaming, .stop):
+        case (.awaitingWelcome, .stop):
             state = .closing
             return [.send(.bye)]
+
+        case (.streaming(let streaming), .stop):
+            // What the session queued (the notifications a background sync showed) goes before
+            // `bye`: the next session may be hours away.
+            state = .closing
+            return (streaming.takesReceipts ? [.sendPendingReceipts] : []) + [.send(.bye)]
 
         case (.connecting, .stop), (.waitingToReconnect, .stop), (.idle, .stop):
             state = .stopped(.requested)

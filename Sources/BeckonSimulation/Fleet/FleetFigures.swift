@@ -4,7 +4,8 @@ import DeviceSimulator
 /// What a fleet run measured: whether each message reached its user — shown in a notification, or
 /// synced while the app was in front (stored alone is not enough: a message the user never saw has
 /// not reached them) — how fast, at what cost in pushes, and what iOS would punish. Stored and
-/// shown are counted apart too.
+/// shown are counted apart too; shown twice over: from the server's receipts (what an operator
+/// sees, docs/trace.md) and on the phones' timelines, with the difference explained.
 public struct FleetFigures: Sendable {
     public struct Posted: Sendable {
         var id: String
@@ -17,7 +18,19 @@ public struct FleetFigures: Sendable {
     public struct Counts: Sendable, Hashable {
         public var messages = 0
         public var stored = 0
+        /// Shown, by the server's `shown` receipts.
         public var shown = 0
+        /// Shown in a notification on the phone's timeline.
+        public var shownOnTimeline = 0
+        /// Shown, the receipt queued on the phone and not sent yet.
+        public var shownQueued = 0
+        /// Shown by iOS itself, the app not in front since: iOS tells it only then.
+        public var shownAwaitingApp = 0
+        /// Receipts and timeline disagree: shown, known to the SDK, never reported; or reported,
+        /// never shown.
+        public var shownDisagreeing = 0
+        /// Reported shown by the extension, declined by the app in front (`ShownStatus.declinedInFront`).
+        public var shownDeclinedInFront = 0
         public var reached = 0
         /// Reached within `FleetFigures.promptSeconds` of the post.
         public var reachedPromptly = 0
@@ -29,6 +42,9 @@ public struct FleetFigures: Sendable {
     public var messages: Int { all.messages }
     public var stored: Int { all.stored }
     public var shown: Int { all.shown }
+    public var shownOnTimeline: Int { all.shownOnTimeline }
+    /// Where the receipts and the run's own record disagree (`TraceCheck`), as sentences.
+    public var traceFindings: [String] = []
     public var reached: Int { all.reached }
     public var all: Counts
     /// Virtual seconds from post to the user, over the messages that reached.
@@ -45,12 +61,14 @@ public struct FleetFigures: Sendable {
     public var reachedFraction: Double { messages == 0 ? 0 : Double(reached) / Double(messages) }
     public var storedFraction: Double { messages == 0 ? 0 : Double(stored) / Double(messages) }
     public var shownFraction: Double { messages == 0 ? 0 : Double(shown) / Double(messages) }
+    public var shownOnTimelineFraction: Double { messages == 0 ? 0 : Double(shownOnTimeline) / Double(messages) }
     public var promptFraction: Double { messages == 0 ? 0 : Double(all.reachedPromptly) / Double(messages) }
     public var pushesPerReached: Double { reached == 0 ? 0 : Double(pushesSent) / Double(reached) }
     public var wakeSuccess: Double { backgroundSent == 0 ? 0 : Double(backgroundRun) / Double(backgroundSent) }
 
-    /// Reads the figures off the timeline.
-    init(posted: [Posted], events: [TimelineEvent]) {
+    /// Reads the figures off the timeline; `shown` is each message's status on its phone from
+    /// the server's receipts (`TraceCheck.shownStatuses`: message → device → status).
+    init(posted: [Posted], events: [TimelineEvent], shown statuses: [String: [String: ShownStatus]]) {
         var firstStored: [String: Double] = [:]
         var firstShown: [String: Double] = [:]
         var firstReached: [String: Double] = [:]
@@ -92,7 +110,17 @@ public struct FleetFigures: Sendable {
             let key = message.device + "\u{1}" + message.id
             var counts = Counts(messages: 1)
             if firstStored[key] != nil { counts.stored = 1 }
-            if firstShown[key] != nil { counts.shown = 1 }
+            if firstShown[key] != nil { counts.shownOnTimeline = 1 }
+            switch statuses[message.id]?[message.device] ?? (firstShown[key] != nil ? .lost : .notShown) {
+            case .reported: counts.shown = 1
+            case .declinedInFront:
+                counts.shown = 1
+                counts.shownDeclinedInFront = 1
+            case .queued: counts.shownQueued = 1
+            case .awaitingApp: counts.shownAwaitingApp = 1
+            case .lost, .unfounded: counts.shownDisagreeing = 1
+            case .notShown: break
+            }
             if let reachedAt = firstReached[key] {
                 let latency = max(0, reachedAt - message.at)
                 latencies.append(latency)
@@ -123,13 +151,21 @@ extension FleetFigures.Counts {
         messages += other.messages
         stored += other.stored
         shown += other.shown
+        shownOnTimeline += other.shownOnTimeline
+        shownQueued += other.shownQueued
+        shownAwaitingApp += other.shownAwaitingApp
+        shownDisagreeing += other.shownDisagreeing
+        shownDeclinedInFront += other.shownDeclinedInFront
         reached += other.reached
         reachedPromptly += other.reachedPromptly
     }
 
     var json: JSONValue {
         [
-            "messages": .int(messages), "stored": .int(stored), "shown": .int(shown), "reached": .int(reached),
+            "messages": .int(messages), "stored": .int(stored), "shown": .int(shown), "shownOnTimeline": .int(shownOnTimeline),
+            "shownNotYetReported": .int(shownQueued + shownAwaitingApp), "shownQueuedOnPhone": .int(shownQueued),
+            "shownAwaitingApp": .int(shownAwaitingApp), "shownDisagreeing": .int(shownDisagreeing),
+            "shownDeclinedInFront": .int(shownDeclinedInFront), "reached": .int(reached),
             "reachedWithin120Seconds": .int(reachedPromptly),
         ]
     }

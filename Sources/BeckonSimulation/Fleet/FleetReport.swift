@@ -23,6 +23,14 @@ public struct FleetReport: Sendable {
             "seed": .int(Int(truncatingIfNeeded: configuration.seed)), "realSeconds": round(realSeconds, 10),
             "stored": .int(figures.stored), "storedFraction": round(figures.storedFraction, 10_000),
             "shown": .int(figures.shown), "shownFraction": round(figures.shownFraction, 10_000),
+            "shownOnTimeline": .int(figures.shownOnTimeline),
+            "shownOnTimelineFraction": round(figures.shownOnTimelineFraction, 10_000),
+            "shownNotYetReported": .int(figures.all.shownQueued + figures.all.shownAwaitingApp),
+            "shownQueuedOnPhone": .int(figures.all.shownQueued), "shownAwaitingApp": .int(figures.all.shownAwaitingApp),
+            "shownDisagreeing": .int(figures.all.shownDisagreeing),
+            "shownDeclinedInFront": .int(figures.all.shownDeclinedInFront),
+            "traceFindings": .int(figures.traceFindings.count),
+            "traceFindingExamples": .array(figures.traceFindings.prefix(10).map(JSONValue.string)),
             "reached": .int(figures.reached), "reachedFraction": round(figures.reachedFraction, 10_000),
             "reachedWithin120Seconds": .int(figures.all.reachedPromptly),
             "reachedWithin120SecondsFraction": round(figures.promptFraction, 10_000),
@@ -45,7 +53,9 @@ public struct FleetReport: Sendable {
         var lines = [
             "fleet: \(configuration.devices) phones, strategy \(configuration.strategy.rawValue), \(f.messages) messages, \(Int(configuration.duration)) s at ×\(Int(configuration.timeScale)) (\(String(format: "%.0f", realSeconds)) s real)",
             "stored:            \(f.stored)/\(f.messages) = \(String(format: "%.2f%%", f.storedFraction * 100))",
-            "shown:             \(f.shown)/\(f.messages) = \(String(format: "%.2f%%", f.shownFraction * 100))",
+            "shown (receipts):  \(f.shown)/\(f.messages) = \(String(format: "%.2f%%", f.shownFraction * 100)); on the timelines \(f.shownOnTimeline) = \(String(format: "%.2f%%", f.shownOnTimelineFraction * 100))",
+            "  not yet reported: \(f.all.shownQueued + f.all.shownAwaitingApp) (\(f.all.shownQueued) queued on the phone, \(f.all.shownAwaitingApp) shown by iOS with the app not in front since); disagreeing: \(f.all.shownDisagreeing)",
+            "trace findings:    " + (f.traceFindings.isEmpty ? "none" : "\(f.traceFindings.count), e.g. \(f.traceFindings[0])"),
             "reached the user:  \(f.reached)/\(f.messages) = \(String(format: "%.2f%%", f.reachedFraction * 100)) (shown, or synced in front); within 2 min: \(String(format: "%.2f%%", f.promptFraction * 100))",
             "time to device:    p50 \(seconds(f.latencyP50)), p99 \(seconds(f.latencyP99))",
             "pushes:            \(f.pushesSent) (\(String(format: "%.2f", f.pushesPerReached)) per reached message); "
@@ -59,7 +69,7 @@ public struct FleetReport: Sendable {
             guard let counts = f.byBehaviour[behaviour], counts.messages > 0 else { continue }
             func share(_ count: Int) -> String { String(format: "%.1f%%", Double(count) / Double(counts.messages) * 100) }
             lines.append(
-                "  \(behaviour.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(counts.reached)/\(counts.messages) reached (\(share(counts.reached)), within 2 min \(share(counts.reachedPromptly))), stored \(share(counts.stored)), shown \(share(counts.shown))"
+                "  \(behaviour.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(counts.reached)/\(counts.messages) reached (\(share(counts.reached)), within 2 min \(share(counts.reachedPromptly))), stored \(share(counts.stored)), shown \(share(counts.shown)) (timeline \(share(counts.shownOnTimeline)), not yet reported \(counts.shownQueued + counts.shownAwaitingApp), disagreeing \(counts.shownDisagreeing))"
             )
         }
         return lines.joined(separator: "\n")

@@ -79,13 +79,36 @@ public enum FleetRunner {
         try? await timeline.clock.sleep(untilElapsed: configuration.duration)
         if let (count, first) = posted.failures { progress("\(count) posts failed; the first: \(first)") }
         progress("measuring")
-        let events = timeline.all
-        let figures = FleetFigures(posted: posted.all, events: events)
-        server.emulator.observeDevices(nil)
+        // The phones stop first, so no receipt is queued while the server's are read.
         for device in devices { await device.shutdown() }
+        let events = timeline.all
+        let (check, findings) = await traceCheck(posted.all, events: events, devices: devices, server: server, router: router)
+        var figures = FleetFigures(posted: posted.all, events: events, shown: check.shownStatuses())
+        figures.traceFindings = findings.map(\.description)
+        server.emulator.observeDevices(nil)
         await server.stop()
         return FleetReport(
             configuration: configuration, figures: figures, realSeconds: Date().timeIntervalSince(started), events: events)
+    }
+
+    /// Each posted message's trace against the emulator and the recipient's timeline; a trace
+    /// or a phone's store that cannot be read leaves its messages unreported (never made up).
+    static func traceCheck(
+        _ posted: [FleetFigures.Posted], events: [TimelineEvent], devices: [SimulatedDevice], server: SimulationServer,
+        router: PushRouter
+    ) async -> (TraceCheck, [TraceFinding]) {
+        var check = TraceCheck(
+            messages: posted.map(\.id), traces: [:], events: events, accepted: router.accepted, phones: [:], reads: [:])
+        let byName = Dictionary(devices.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let recipients = Dictionary(grouping: posted, by: \.device)
+        // Three looks, not ten: each reads every recipient's store.
+        let findings = try? await check.settle(looks: 3) { check in
+            check.traces = (try? await server.traces(of: check.messages)) ?? [:]
+            for (name, messages) in recipients {
+                check.phones[name] = try? await byName[name]?.receipts(of: messages.map(\.id))
+            }
+        }
+        return (check, findings ?? check.findings())
     }
 
     static func name(_ index: Int) -> String { "phone-\(index)" }

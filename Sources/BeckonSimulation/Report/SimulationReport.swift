@@ -1,3 +1,4 @@
+import BeckonDelivery
 import BeckonJSON
 import DeviceSimulator
 import Foundation
@@ -17,6 +18,9 @@ public struct SimulationReport: Sendable {
     public var duration: Double
     public var events: [TimelineEvent]
     public var invariants: [InvariantResult]
+    /// Each posted message's trace as the server told it at the end (docs/trace.md), by the
+    /// scenario's name for it.
+    public var traces: [String: MessageTrace] = [:]
 
     public init(
         scenario: String, summary: String, seed: UInt64, timeScale: Double, devices: [String], duration: Double,
@@ -52,7 +56,18 @@ public struct SimulationReport: Sendable {
             "passed": .bool(passed),
             "invariants": .array(invariants.map(\.json)),
             "events": .array(events.map(\.json)),
+            "traces": .array(traceLines),
         ])
+    }
+
+    /// One line per message and device: the trace's events in its order, the message by its
+    /// scenario name and the device by its name (as registered).
+    var traceLines: [JSONValue] {
+        traces.keys.sorted().flatMap { message in
+            traces[message]!.devices.map { device -> JSONValue in
+                ["message": .string(message), "device": .string(device.deviceId), "events": .array(device.events.map(\.reportJSON))]
+            }
+        }
     }
 
     /// The report as JSON text: the top-level members in a fixed order, one per line, and one
@@ -72,6 +87,7 @@ public struct SimulationReport: Sendable {
             ("passed", compact(.bool(passed))),
             ("invariants", list(invariants.map(\.json))),
             ("events", list(events.map(\.json))),
+            ("traces", list(traceLines)),
         ]
         return "{\n" + members.map { "  " + compact(.string($0.0)) + ": " + $0.1 }.joined(separator: ",\n") + "\n}\n"
     }

@@ -8,18 +8,22 @@ struct Run {
     let scenario: Scenario
     let server: SimulationServer
     let timeline: Timeline
+    let router: PushRouter
     var devices: [String: SimulatedDevice] = [:]
     /// The scenario's names (`m1`) for message and call ids, both ways.
     var ids: [String: String] = [:]
     var names: [String: String] = [:]
     /// Messages a user read on some phone.
     var read: Set<String> = []
+    /// Device → the messages read on it.
+    var reads: [String: Set<String>] = [:]
     var failedSteps: [String] = []
 
-    init(scenario: Scenario, server: SimulationServer, timeline: Timeline) {
+    init(scenario: Scenario, server: SimulationServer, timeline: Timeline, router: PushRouter) {
         self.scenario = scenario
         self.server = server
         self.timeline = timeline
+        self.router = router
     }
 
     mutating func play(_ step: ScenarioStep) async {
@@ -52,6 +56,7 @@ struct Run {
             timeline.record(device, .user("read \(messages.joined(separator: ", "))"))
             try await phone(device).read(resolved)
             read.formUnion(resolved)
+            reads[device, default: []].formUnion(resolved)
         case .post(let name, let users, let text, let kind, let urgency):
             let id = try await server.post(to: users, text: text, kind: kind, urgency: urgency)
             ids[name] = id
@@ -83,12 +88,47 @@ struct Run {
         await shutdown()
         let evaluator = CheckEvaluator(
             scenario: scenario, events: timeline.all, finals: finals, ids: ids, read: read, failedSteps: failedSteps)
-        let invariants = evaluator.evaluate()
+        var invariants = evaluator.evaluate()
+        let (traceCheck, traceResult) = await checkTraces()
+        invariants.append(traceResult)
         let events = (timeline.all + evaluator.endEvents(at: scenario.duration)).map { $0.renamed(names) }
-        return SimulationReport(
+        var report = SimulationReport(
             scenario: scenario.name, summary: scenario.summary, seed: scenario.seed, timeScale: scenario.timeScale,
             devices: scenario.devices.map(\.name), duration: scenario.duration, events: events, invariants: invariants)
+        report.traces = Dictionary(uniqueKeysWithValues: traceCheck.traces.map { (names[$0.key] ?? $0.key, $0.value) })
+        return report
     }
+
+    /// The invariant every run keeps: each posted message's trace agrees with the emulator's
+    /// record and the phones' timelines (docs/simulator.md, "Traces"). Read once the phones are
+    /// shut down, so nothing more is queued.
+    private func checkTraces() async -> (TraceCheck, InvariantResult) {
+        var check = TraceCheck(
+            messages: names.keys.sorted(), traces: [:], events: timeline.all, accepted: router.accepted, phones: [:],
+            reads: reads, names: names)
+        let findings: [TraceFinding]
+        do {
+            findings = try await check.settle { check in
+                check.traces = try await server.traces(of: check.messages)
+                for (name, device) in devices { check.phones[name] = try await device.receipts(of: check.messages) }
+            }
+        } catch {
+            return (check, InvariantResult(name: "trace", description: Self.traceInvariant, passed: false, detail: "\(error)"))
+        }
+        let shown = check.shownStatuses().values.flatMap(\.values)
+        let counts = ShownStatus.allCases.compactMap { status -> String? in
+            let count = shown.filter { $0 == status }.count
+            return count == 0 ? nil : "\(status.rawValue) \(count)"
+        }
+        let detail =
+            findings.isEmpty
+            ? "\(check.messages.count) message(s); shown: \(counts.isEmpty ? "none" : counts.joined(separator: ", "))"
+            : findings.map(\.description).joined(separator: "; ")
+        return (check, InvariantResult(name: "trace", description: Self.traceInvariant, passed: findings.isEmpty, detail: detail))
+    }
+
+    static let traceInvariant =
+        "each message's trace agrees with the APNs emulator and the phones' timelines (a receipt not yet sent excepted)"
 }
 
 /// A phone as the run left it.

@@ -24,7 +24,7 @@ public enum ScenarioRunner {
         let timeline = Timeline(clock: ScaledClock(scale: scenario.timeScale))
         let router = PushRouter(timeline: timeline)
         server.emulator.observeDevices { router.route($0) }
-        var run = Run(scenario: scenario, server: server, timeline: timeline)
+        var run = Run(scenario: scenario, server: server, timeline: timeline, router: router)
         for (index, (device, phone)) in zip(scenario.devices, registered).enumerated() {
             run.devices[device.name] = server.makeDevice(
                 device.name, phone: phone, traits: device.app, policy: device.ios, seed: scenario.seed &+ UInt64(index),

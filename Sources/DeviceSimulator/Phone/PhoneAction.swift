@@ -27,8 +27,9 @@ public enum PhoneAction: Hashable, Sendable {
     case expireBackgroundTasks([Int])
     /// `userNotificationCenter(_:willPresent:)`.
     case askWillPresent(DevicePush, text: String)
-    /// `userNotificationCenter(_:didReceive:)`: the user opened this notification.
-    case tap(identifier: String, payload: JSONValue)
+    /// `userNotificationCenter(_:didReceive:)`: the user opened this notification, shown at
+    /// `shownAt` (virtual seconds: its `UNNotification.date`).
+    case tap(identifier: String, payload: JSONValue, shownAt: Double)
     /// The phone's network: APNs and the app's sockets follow it.
     case setOnline(Bool)
     /// Protected data (files of the default class, "after first unlock" keychain items) becomes

@@ -77,7 +77,7 @@ extension SimulatedPhone {
         case .launching, .inactive, .foreground:
             break
         }
-        if let tapped { actions.append(.tap(identifier: tapped.identifier, payload: tapped.payload)) }
+        if let tapped { actions.append(.tap(identifier: tapped.identifier, payload: tapped.payload, shownAt: tapped.shownAt)) }
         if app != .foreground {
             actions.append(.lifecycle(.didBecomeActive))
             setApp(.foreground, &actions)

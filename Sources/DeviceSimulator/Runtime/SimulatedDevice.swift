@@ -76,6 +76,19 @@ public actor SimulatedDevice {
         return try store.messages()
     }
 
+    /// The receipts the SDK queued and has not sent, and which of `messageIDs` its notification
+    /// ledger knows (read from the phone's store, as the next launch would).
+    public func receipts(of messageIDs: [String]) throws -> PhoneReceipts {
+        let store = try ClientStore(path: configuration.storePath, clock: clock)
+        defer { store.close() }
+        var receipts = PhoneReceipts()
+        for receipt in try store.pendingReceipts(limit: Int.max) {
+            receipts.pending[receipt.messageID, default: []].insert(receipt.kind)
+        }
+        for id in messageIDs where try store.ledgerEntry(messageID: id) != nil { receipts.inLedger.insert(id) }
+        return receipts
+    }
+
     /// Ends the app and the timers: the run is over.
     public func shutdown() {
         timer?.cancel()
@@ -161,8 +174,11 @@ public actor SimulatedDevice {
                 let show = await app.willPresent(identifier: push.identifier, userInfo: push.payload)
                 self?.post(.willPresentAnswered(push: push.id, show: show == .show))
             }
-        case .tap(let identifier, let payload):
-            process?.app.handle(.notificationResponse(NotificationResponse(identifier: identifier, userInfo: payload, action: .open)))
+        case .tap(let identifier, let payload, let shownAt):
+            process?.app.handle(
+                .notificationResponse(
+                    NotificationResponse(
+                        identifier: identifier, userInfo: payload, action: .open, date: clock.origin.addingTimeInterval(shownAt))))
         case .setProtectedData(let available):
             protectedData.set(available)
             if available { process?.lifecycle.post(.protectedDataDidBecomeAvailable) }

@@ -382,6 +382,32 @@ import Testing
         #expect(onMain.responses.map(\.identifier) == ["m4"])
     }
 
+    /// A tap takes the notification off the screen before the app becomes active, so the
+    /// reconcile at `didBecomeActive` cannot find an alert iOS showed by itself: the tap records it.
+    @Test func aTapOnAnAlertIOSShowedByItselfReportsItShownAtItsDeliveryAndOpened() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let delivered = Date(timeIntervalSince1970: 1_800_000_000)
+        let payload: JSONValue = [BeckonPushPayload.key: BeckonPushPayload(reason: .unreachableAlert, ids: ["m1", "m2"]).json]
+        await harness.app.respond(to: NotificationResponse(identifier: "m2", userInfo: payload, action: .open, date: delivered))
+        let pending = try harness.store.pendingReceipts()
+        for id in ["m1", "m2"] {
+            #expect(pending.contains(SyncReceipt(messageID: id, kind: .shown, at: delivered)))
+            #expect(pending.contains { $0.messageID == id && $0.kind == .opened })
+            #expect(try harness.store.ledgerEntry(messageID: id) != nil, "in the ledger: never shown again")
+        }
+    }
+
+    @Test func aNotificationTheLedgerKnowsGetsNoSecondShown() async throws {
+        let harness = try AppHarness.make()
+        defer { harness.test.remove() }
+        let first = Date(timeIntervalSince1970: 1_800_000_000)
+        await harness.app.respond(to: NotificationResponse(identifier: "m1", userInfo: [:], action: .dismiss, date: first))
+        await harness.app.respond(
+            to: NotificationResponse(identifier: "m1", userInfo: [:], action: .open, date: first.addingTimeInterval(60)))
+        #expect(try harness.store.pendingReceipts().filter { $0.kind == .shown }.map(\.at) == [first])
+    }
+
     @Test func aCallBeforeTheFirstUnlockIsReportedAndStopsRingingAtTheLimit() async throws {
         // After a restart, before the first unlock, iOS may launch the app for a VoIP push; the
         // store and the keychain cannot be read then (apns.md E.9).

@@ -51,6 +51,15 @@ import Testing
         #expect(newer.handle(.receiptsQueued) == [.sendPendingReceipts])
     }
 
+    /// A background sync shows notifications (`shown` receipts) and says `bye`: they go first.
+    @Test func pendingReceiptsGoBeforeBye() {
+        var machine = Machine(role: .app, jitter: JitterSource(seed: 1))
+        _ = machine.handle(.start)
+        _ = machine.handle(.transportOpened(cursor: 3))
+        _ = machine.handle(.frame(.welcome(version: 2, sessionID: "s", lastSequence: 3, window: 100, badge: 0, features: ["receipts"])))
+        #expect(machine.handle(.stop) == [.sendPendingReceipts, .send(.bye)])
+    }
+
     @Test func aDeviceThatHasEverythingIsCaughtUpAtWelcome() {
         var machine = Machine(role: .app, jitter: JitterSource(seed: 1))
         _ = machine.handle(.start)
