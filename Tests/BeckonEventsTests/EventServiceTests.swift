@@ -54,7 +54,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(100))  // the log is on
             let appended = try await store.appendMessages(appID: "chat", (0..<250).map { _ in NewMessage(recipients: ["ann"]) })
             _ = try await store.ack(device: DeviceRef(appID: "chat", deviceID: "phone"), upTo: 250)
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + .seconds(120)
             while try Self.accepted(receiver, answers: answers).count < 500, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }

@@ -35,7 +35,10 @@ import WebhookTestSupport
             }
             // Node a takes the lease first.
             let first = Task { [service = services[0]] in try await service.run() }
-            try await Task.sleep(for: .milliseconds(200))
+            let leased = ContinuousClock.now + .seconds(60)
+            while try await a.eventLogStatus(appID: "chat", now: Date())?.sender == nil, ContinuousClock.now < leased {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             let second = Task { [service = services[1]] in try await service.run() }
             #expect(try await a.eventLogStatus(appID: "chat", now: Date())?.sender == "node-a")
             for round in 0..<6 {
@@ -47,7 +50,7 @@ import WebhookTestSupport
                 receiver.received.flatMap { (try? JSONParser.parse($0.body))?["events"]?.arrayValue ?? [] }
                     .compactMap { $0["id"]?.stringValue.flatMap { Int64($0) } }
             }
-            let deadline = ContinuousClock.now + .seconds(60)
+            let deadline = ContinuousClock.now + .seconds(120)
             while Set(ids()).count < 300, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
             let status = try await a.eventLogStatus(appID: "chat", now: Date())
             second.cancel()

@@ -109,7 +109,7 @@ import WebhookTestSupport
 
             let devices = ["alice": ["phone", "tablet"], "bob": ["bob-phone"], "carol": ["carol-phone"], "dave": ["dave-phone"]]
             let pairs = posted.reduce(0) { $0 + devices[$1.user]!.count }
-            try await server.waitUntil(timeout: .seconds(60)) {
+            try await server.waitUntil(timeout: .seconds(120)) {
                 try Self.taken(receiver, answered: answered).filter { ["delivered", "expired"].contains($0["type"]?.stringValue) }.count >= pairs
             }
             let events = try Self.taken(receiver, answered: answered)

@@ -104,6 +104,8 @@ public enum FleetRunner {
         // Three looks, not ten: each reads every recipient's store.
         let findings = try? await check.settle(looks: 3) { check in
             check.traces = (try? await server.traces(of: check.messages)) ?? [:]
+            // After the traces (delivery goes on meanwhile): every push they say was sent is in it.
+            check.accepted = router.accepted
             for (name, messages) in recipients {
                 check.phones[name] = try? await byName[name]?.receipts(of: messages.map(\.id))
             }
