@@ -58,6 +58,10 @@ import Testing
             while try Self.accepted(receiver, answers: answers).count < 500, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
+            // The last batch's cursor moves once its answer is back.
+            while try await store.eventLogStatus(appID: "chat", now: Date())?.behind != 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             running.cancel()
             _ = try? await running.value
 

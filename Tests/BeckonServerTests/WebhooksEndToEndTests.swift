@@ -199,6 +199,8 @@ import WebhookTestSupport
             }
             try await server.waitUntil { accepted().count == 2 }
             #expect(accepted() == [first, second])
+            // The cursor moves once the receiver's answer is back.
+            try await server.waitUntil { try await server.store.eventLogStatus(appID: "chat", now: Date())?.behind == 0 }
 
             let (status, body) = try await Self.get(server, "/v1/webhook")
             #expect(status == .ok)

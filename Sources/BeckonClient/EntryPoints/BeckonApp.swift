@@ -383,25 +383,20 @@ public actor BeckonApp {
         // Answered, so it was on screen. An alert iOS showed by itself is otherwise found only by
         // the next reconcile, and a tap takes it off the screen before the app becomes active:
         // recorded here, with its `shown` receipt at its delivery (known to the ledger: nothing).
+        try? await withWriter { writer in try self.store.recordDelivered([response.delivered], as: writer) }
         switch response.action {
         case .open:
             // The tap is in the messages' traces (docs/trace.md), sent with the next receipts.
-            try? await withWriter { writer in
-                try self.store.recordDelivered([response.delivered], as: writer)
-                try self.store.queueReceipts(response.messageIDs, kind: .opened, as: writer)
-            }
+            try? await withWriter { writer in try self.store.queueReceipts(response.messageIDs, kind: .opened, as: writer) }
             live?.session.sendReceipts()
             await perform(router.handle(.notificationTapped(response.tap)), completion: nil)
         case .dismiss:
-            try? await withWriter { writer in try self.store.recordDelivered([response.delivered], as: writer) }
             live?.session.sendReceipts()
         case .custom(NotificationResponse.markReadAction, _):
-            try? await withWriter { writer in try self.store.recordDelivered([response.delivered], as: writer) }
             // The action may have launched the app in the background: write, then suspend again.
             try? await markRead(response.messageIDs)
             suspendIfIdle()
         case .custom:
-            try? await withWriter { writer in try self.store.recordDelivered([response.delivered], as: writer) }
             await actionHandler?(response)
         }
     }

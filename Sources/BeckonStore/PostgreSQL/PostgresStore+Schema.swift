@@ -298,6 +298,7 @@ extension PostgresStore {
             """,
             "CREATE INDEX webhook_attempt_app ON webhook_attempt(app_id, id)",
             "CREATE INDEX message_app_expiry ON message(app_id, expires_at) WHERE expires_at IS NOT NULL",
+            "CREATE INDEX push_message_push ON push_message(push_id)",
             """
             CREATE FUNCTION message_event_accepted() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN

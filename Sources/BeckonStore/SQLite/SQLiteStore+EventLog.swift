@@ -2,8 +2,59 @@ import Foundation
 import GRDB
 
 extension SQLiteStore: EventLog {
+    /// The triggers that write the events, in the transaction of the row each tells of, for the
+    /// apps in `event_stream` (docs/webhooks.md, "Where events come from"). They exist only while
+    /// some app's log is on: without a webhook, no insert evaluates them.
+    static let eventTriggers = """
+        CREATE TRIGGER IF NOT EXISTS message_event_accepted AFTER INSERT ON mailbox
+        WHEN EXISTS (SELECT 1 FROM event_stream WHERE app_id = NEW.app_id)
+        BEGIN
+            INSERT INTO message_event (app_id, kind, message_id, user_id, at)
+            SELECT NEW.app_id, 'accepted', NEW.message_id, NEW.user_id, m.created_at FROM message m
+            WHERE m.id = NEW.message_id;
+        END;
+        CREATE TRIGGER IF NOT EXISTS message_event_receipt AFTER INSERT ON message_receipt
+        WHEN NEW.kind IN ('synced', 'shown', 'opened') AND EXISTS (SELECT 1 FROM event_stream WHERE app_id = NEW.app_id)
+        BEGIN
+            INSERT INTO message_event (app_id, kind, message_id, user_id, device_id, at)
+            VALUES (NEW.app_id, CASE NEW.kind WHEN 'synced' THEN 'delivered' ELSE NEW.kind END, NEW.message_id,
+                    (SELECT user_id FROM device WHERE app_id = NEW.app_id AND id = NEW.device_id), NEW.device_id, NEW.at);
+        END;
+        CREATE TRIGGER IF NOT EXISTS message_event_read AFTER INSERT ON message_read
+        WHEN EXISTS (SELECT 1 FROM event_stream WHERE app_id = NEW.app_id)
+        BEGIN
+            INSERT INTO message_event (app_id, kind, message_id, user_id, device_id, at)
+            VALUES (NEW.app_id, 'read', NEW.message_id, NEW.user_id, NEW.device_id, NEW.read_at);
+        END;
+        -- A retry is not an outcome; a final failure is APNs' refusal, and with one of
+        -- Apple's dead-token reasons (docs/apns.md) the token's death too.
+        CREATE TRIGGER IF NOT EXISTS message_event_push AFTER INSERT ON push_attempt
+        WHEN NEW.outcome != 'retry'
+        BEGIN
+            INSERT INTO message_event (app_id, kind, message_id, user_id, device_id, push_id, apns_id, status, reason, at)
+            SELECT o.app_id, k.kind, pm.message_id, (SELECT user_id FROM device WHERE app_id = o.app_id AND id = o.device_id),
+                   o.device_id, o.id, coalesce(o.apns_id, o.id), NEW.status, NEW.reason, NEW.at
+            FROM push_outbox o
+            JOIN event_stream s ON s.app_id = o.app_id
+            JOIN push_message pm ON pm.push_id = o.id
+            JOIN (SELECT 1 AS n, CASE NEW.outcome WHEN 'sent' THEN 'pushed' ELSE 'apns-refused' END AS kind
+                  UNION ALL SELECT 2, 'token-dead'
+                  WHERE NEW.outcome = 'failed' AND NEW.reason IN ('Unregistered', 'BadDeviceToken', 'DeviceTokenNotForTopic')) k
+            WHERE o.id = NEW.push_id
+            ORDER BY pm.message_id, k.n;
+        END;
+        """
+
+    static let dropEventTriggers = """
+        DROP TRIGGER IF EXISTS message_event_accepted;
+        DROP TRIGGER IF EXISTS message_event_receipt;
+        DROP TRIGGER IF EXISTS message_event_read;
+        DROP TRIGGER IF EXISTS message_event_push;
+        """
+
     public func setEventLogApps(_ appIDs: Set<String>, now: Date) async throws {
         try await groupCommit.write { db in
+            try db.execute(sql: appIDs.isEmpty ? Self.dropEventTriggers : Self.eventTriggers)
             let current = Set(try String.fetchAll(db, sql: "SELECT app_id FROM event_stream"))
             for appID in current.subtracting(appIDs) {
                 try db.execute(sql: "DELETE FROM event_stream WHERE app_id = ?", arguments: [appID])

@@ -325,49 +325,13 @@ extension SQLiteStore {
                     duration_ms INTEGER NOT NULL
                 );
                 CREATE INDEX webhook_attempt_app ON webhook_attempt(app_id, id);
-                -- The expiry sweep reads an app's messages by expiry.
+                -- The expiry sweep reads an app's messages by expiry; a push attempt's event finds
+                -- the push's messages.
                 CREATE INDEX message_app_expiry ON message(app_id, expires_at) WHERE expires_at IS NOT NULL;
-
-                -- The events are written by the database, in the transaction of the row they tell
-                -- of, and only for the apps in event_stream (docs/webhooks.md, "Where events come from").
-                CREATE TRIGGER message_event_accepted AFTER INSERT ON mailbox
-                WHEN EXISTS (SELECT 1 FROM event_stream WHERE app_id = NEW.app_id)
-                BEGIN
-                    INSERT INTO message_event (app_id, kind, message_id, user_id, at)
-                    SELECT NEW.app_id, 'accepted', NEW.message_id, NEW.user_id, m.created_at FROM message m
-                    WHERE m.id = NEW.message_id;
-                END;
-                CREATE TRIGGER message_event_receipt AFTER INSERT ON message_receipt
-                WHEN NEW.kind IN ('synced', 'shown', 'opened') AND EXISTS (SELECT 1 FROM event_stream WHERE app_id = NEW.app_id)
-                BEGIN
-                    INSERT INTO message_event (app_id, kind, message_id, user_id, device_id, at)
-                    VALUES (NEW.app_id, CASE NEW.kind WHEN 'synced' THEN 'delivered' ELSE NEW.kind END, NEW.message_id,
-                            (SELECT user_id FROM device WHERE app_id = NEW.app_id AND id = NEW.device_id), NEW.device_id, NEW.at);
-                END;
-                CREATE TRIGGER message_event_read AFTER INSERT ON message_read
-                WHEN EXISTS (SELECT 1 FROM event_stream WHERE app_id = NEW.app_id)
-                BEGIN
-                    INSERT INTO message_event (app_id, kind, message_id, user_id, device_id, at)
-                    VALUES (NEW.app_id, 'read', NEW.message_id, NEW.user_id, NEW.device_id, NEW.read_at);
-                END;
-                -- A retry is not an outcome; a final failure is APNs' refusal, and with one of
-                -- Apple's dead-token reasons (docs/apns.md) the token's death too.
-                CREATE TRIGGER message_event_push AFTER INSERT ON push_attempt
-                WHEN NEW.outcome != 'retry'
-                BEGIN
-                    INSERT INTO message_event (app_id, kind, message_id, user_id, device_id, push_id, apns_id, status, reason, at)
-                    SELECT o.app_id, k.kind, pm.message_id, (SELECT user_id FROM device WHERE app_id = o.app_id AND id = o.device_id),
-                           o.device_id, o.id, coalesce(o.apns_id, o.id), NEW.status, NEW.reason, NEW.at
-                    FROM push_outbox o
-                    JOIN event_stream s ON s.app_id = o.app_id
-                    JOIN push_message pm ON pm.push_id = o.id
-                    JOIN (SELECT 1 AS n, CASE NEW.outcome WHEN 'sent' THEN 'pushed' ELSE 'apns-refused' END AS kind
-                          UNION ALL SELECT 2, 'token-dead'
-                          WHERE NEW.outcome = 'failed' AND NEW.reason IN ('Unregistered', 'BadDeviceToken', 'DeviceTokenNotForTopic')) k
-                    WHERE o.id = NEW.push_id
-                    ORDER BY pm.message_id, k.n;
-                END;
+                CREATE INDEX push_message_push ON push_message(push_id);
                 """)
+            // The triggers that write the events are created with the first app whose log is on
+            // (SQLiteStore+EventLog): without a webhook, no write pays for them.
         }
         return migrator
     }()

@@ -65,6 +65,31 @@ import Testing
         }
     }
 
+    /// The event log's triggers exist only while an app's log is on, and the push attempt's one
+    /// finds the push's messages by index: a scan per attempt made a burst with a webhook
+    /// quadratic (197 pushes/s instead of thousands, found by bench-delivery.py --webhook).
+    @Test func theEventTriggersComeWithTheLogAndFindAPushsMessagesByIndex() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try SQLiteStore(path: directory + "/beckon.sqlite")
+            func triggers() async throws -> [String] {
+                try await store.writer.read { db in
+                    try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+                }
+            }
+            #expect(try await triggers().isEmpty)
+            try await store.setEventLogApps(["chat"], now: Date())
+            #expect(try await triggers() == ["message_event_accepted", "message_event_push", "message_event_read", "message_event_receipt"])
+            let plan = try await store.writer.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT message_id FROM push_message WHERE push_id = 'p'")
+                    .map { $0["detail"] as String? ?? "" }.joined(separator: "; ")
+            }
+            #expect(plan.contains("push_message_push"), "\(plan)")
+            try await store.setEventLogApps([], now: Date())
+            #expect(try await triggers().isEmpty)
+            try store.close()
+        }
+    }
+
     @Test func migrationsRunOnAnEmptyFileAndNotAgainOnReopen() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/beckon.sqlite"
