@@ -54,11 +54,13 @@ public struct EventService: Service {
     }
 
     private func keepLogs() async {
-        var lastTrim = Date.distantPast
+        var lastTrim = Date.distantPast, lastLag = Date.distantPast
         while !Task.isCancelled {
             let now = timing.now()
             let trim = now.timeIntervalSince(lastTrim) >= timing.trimInterval
             if trim { lastTrim = now }
+            let lag = now.timeIntervalSince(lastLag) >= timing.lagInterval
+            if lag { lastLag = now }
             for app in apps {
                 do {
                     try await log.recordExpiredEvents(appID: app.appID, now: now)
@@ -71,7 +73,7 @@ public struct EventService: Service {
                             ])
                         }
                     }
-                    if let status = try await log.eventLogStatus(appID: app.appID, now: now) {
+                    if lag, let status = try await log.eventLogStatus(appID: app.appID, now: now) {
                         metrics.behind(
                             app.appID, events: status.behind, seconds: status.oldestWaiting.map { max(0, now.timeIntervalSince($0)) } ?? 0)
                     }
