@@ -273,4 +273,24 @@ import WebhookTestSupport
         }
         try await receiver.close()
     }
+
+    @Test func streamsBeyondTheNodesLimitAreRefused() async throws {
+        let receiver = try await LoopbackReceiver()
+        try await SyncTestServer.with(delivery: true, configure: {
+            WebhooksEndToEndTests.configure(port: receiver.port)(&$0)
+            $0.limits.eventStreams = 1
+        }) { server in
+            let request = ByteBuffer(string: "GET /v1/events HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer \(server.chatKey)\r\n\r\n")
+            let open = try await SyncRawClient.open(port: server.port)
+            try await open.channel.writeAndFlush(request).get()
+            _ = try await open.waitFor("retry: 2000")
+            let refused = try await SyncRawClient.open(port: server.port)
+            try await refused.channel.writeAndFlush(request).get()
+            let answer = try await refused.waitFor("\r\n\r\n")
+            #expect(answer.contains("503"), "\(answer)")
+            try await refused.close()
+            try await open.close()
+        }
+        try await receiver.close()
+    }
 }

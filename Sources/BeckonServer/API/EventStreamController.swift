@@ -1,9 +1,9 @@
 import BeckonEvents
 import BeckonStore
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOConcurrencyHelpers
-import HTTPTypes
 import ServiceLifecycle
 
 /// `GET /v1/events`: the app's event log as server-sent events, for an operator's console or a
@@ -43,20 +43,18 @@ struct EventStreamController: Sendable {
         } else {
             start = try await store.eventPosition(appID: appID, before: now())
         }
-        let limit = limits.eventStreams
-        guard open.withLockedValue({ count in
-            guard count < limit else { return false }
-            count += 1
-            return true
-        }) else {
-            throw APIError(status: .serviceUnavailable, code: .unavailable, message: "\(limit) event streams are open on this node (limits.event-streams)")
+        guard let slot = StreamSlot(open, limit: limits.eventStreams) else {
+            throw APIError(
+                status: .serviceUnavailable, code: .unavailable,
+                message: "\(limits.eventStreams) event streams are open on this node (limits.event-streams)")
         }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-store"
-        let store = store, open = open
+        let store = store
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            defer { open.withLockedValue { $0 -= 1 } }
+            // Held while the body is: freed when it ends, or when the response is dropped unsent.
+            _ = slot
             try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
             let stopping = NIOLockedValueBox(false)
             // Ends when the client goes (the write fails) or the node shuts down.
@@ -89,6 +87,22 @@ struct EventStreamController: Sendable {
             try await writer.finish(nil)
         })
     }
+}
+
+/// One of the node's `limits.event-streams`, taken while a stream's response lives.
+final class StreamSlot: Sendable {
+    private let open: NIOLockedValueBox<Int>
+
+    init?(_ open: NIOLockedValueBox<Int>, limit: Int) {
+        guard open.withLockedValue({ count in
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }) else { return nil }
+        self.open = open
+    }
+
+    deinit { open.withLockedValue { $0 -= 1 } }
 }
 
 extension HTTPField.Name {
