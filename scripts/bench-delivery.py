@@ -196,10 +196,11 @@ def start_receiver(work, fail_seconds):
     return receiver
 
 
-def report_webhook(receiver, api, key, expected, last_push, push_rate, node_pids, rss_peak):
-    """Waits until the webhook has nothing waiting and the receiver has the events, then stops
-    the receiver and prints what it took."""
-    deadline, status = time.time() + 600, {}
+def report_webhook(receiver, api, key, expected, last_push, push_rate, node_pids, rss_peak, receiver_down=0):
+    """Waits until the webhook has nothing waiting and the receiver has the events (past the
+    receiver's time down, and the retries' longest wait after it), then stops the receiver and
+    prints what it took."""
+    deadline, status = time.time() + receiver_down + 600, {}
     while time.time() < deadline:
         rss_peak = max(rss_peak, rss_kib(node_pids))
         _, status = api.request("GET", "/v1/webhook", token=key)
@@ -341,7 +342,8 @@ def run(args, ports, control, deployment, server, database_url, receiver=None):
     if delivered < args.devices:
         sys.exit(f"bench-delivery: only {delivered} of {args.devices} pushes arrived")
     if receiver:
-        report_webhook(receiver, api, key, 2 * args.devices, first_post + elapsed, delivered / elapsed, node_pids, rss_peak)
+        report_webhook(receiver, api, key, 2 * args.devices, first_post + elapsed, delivered / elapsed, node_pids, rss_peak,
+                       args.receiver_down)
     if args.reconnect:
         report_wakes(args, api, key, credentials, list(sample)[:args.reconnect], port)
     elif database_url:
