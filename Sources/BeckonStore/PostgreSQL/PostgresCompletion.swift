@@ -38,25 +38,22 @@ struct PostgresCompletion: PostgresBatchedWrite {
             attemptTimes.append(kind == "retry" ? completion.now : at.millisecondsSince1970)
             uniqueIDs.append(uniqueID)
         }
-        // The attempt's number is the outbox row's count, just raised.
+        // Each attempt joins the row's log (PushAttempt+Log), numbered by the row's count as
+        // raised (SET expressions read the row as it was).
         try await connection.query(
             """
-            WITH done AS (
-                UPDATE push_outbox o SET
-                    state = CASE WHEN c.kind = 'retry' THEN o.state ELSE c.kind END,
-                    attempts = o.attempts + 1,
-                    sent_at = CASE WHEN c.kind = 'retry' THEN o.sent_at ELSE c.at END,
-                    next_attempt_at = CASE WHEN c.kind = 'retry' THEN c.at ELSE o.next_attempt_at END,
-                    status = c.status, apns_reason = NULLIF(c.reason, '')
-                FROM unnest(\(batch.map(\.id))::text[], \(kinds)::text[], \(times)::bigint[], \(statuses)::bigint[],
-                            \(reasons)::text[], \(attemptTimes)::bigint[], \(uniqueIDs)::text[])
-                     AS c(id, kind, at, status, reason, attempted_at, unique_id)
-                WHERE o.id = c.id
-                RETURNING o.id, o.attempts, c.attempted_at, c.kind, c.status, c.reason, c.unique_id
-            )
-            INSERT INTO push_attempt (push_id, attempt, at, outcome, status, reason, unique_id)
-            SELECT id, attempts, attempted_at, kind, status, NULLIF(reason, ''), NULLIF(unique_id, '') FROM done
-            ON CONFLICT (push_id, attempt) DO NOTHING
+            UPDATE push_outbox o SET
+                state = CASE WHEN c.kind = 'retry' THEN o.state ELSE c.kind END,
+                attempts = o.attempts + 1,
+                sent_at = CASE WHEN c.kind = 'retry' THEN o.sent_at ELSE c.at END,
+                next_attempt_at = CASE WHEN c.kind = 'retry' THEN c.at ELSE o.next_attempt_at END,
+                status = c.status, apns_reason = NULLIF(c.reason, ''),
+                attempt_log = coalesce(o.attempt_log, '[]'::jsonb) || jsonb_build_array(jsonb_build_array(
+                    o.attempts + 1, c.attempted_at, c.kind, c.status, NULLIF(c.reason, ''), NULLIF(c.unique_id, '')))
+            FROM unnest(\(batch.map(\.id))::text[], \(kinds)::text[], \(times)::bigint[], \(statuses)::bigint[],
+                        \(reasons)::text[], \(attemptTimes)::bigint[], \(uniqueIDs)::text[])
+                 AS c(id, kind, at, status, reason, attempted_at, unique_id)
+            WHERE o.id = c.id
             """, logger: logger)
         return batch.map { _ in .success(()) }
     }

@@ -119,11 +119,11 @@ extension PostgresStore: DeliveryStateStore {
             """
             INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, push_type, topic, priority,
                                      expiration, collapse_id, payload, message_count, ringing_call_id, ringing_until,
-                                     state, attempts, next_attempt_at, created_at, apns_id)
+                                     state, attempts, next_attempt_at, created_at, apns_id, message_ids)
             SELECT p.id, p.app_id, p.device_id, p.token_kind, p.reason, p.strategy, p.push_type, p.topic, p.priority,
                    NULLIF(p.expiration, ''), NULLIF(p.collapse_id, ''), p.payload, p.message_count,
                    NULLIF(p.ringing_call_id, ''), NULLIF(p.ringing_until, \(none)), 'pending', 0, p.next_attempt_at, p.created_at,
-                   NULLIF(p.apns_id, '')
+                   NULLIF(p.apns_id, ''), NULLIF(p.message_ids, '')::jsonb
             FROM unnest(\(pushes.map(\.id))::text[], \(pushes.map(\.device.appID))::text[], \(pushes.map(\.device.deviceID))::text[],
                         \(pushes.map(\.tokenKind.rawValue))::text[], \(pushes.map(\.reason.rawValue))::text[],
                         \(pushes.map(\.strategy.rawValue))::text[], \(notifications.map(\.pushType.rawValue))::text[],
@@ -134,19 +134,10 @@ extension PostgresStore: DeliveryStateStore {
                         \(pushes.map { $0.ringingUntil?.millisecondsSince1970 ?? none })::bigint[],
                         \(pushes.map { ($0.claimedUntil ?? $0.createdAt).millisecondsSince1970 })::bigint[],
                         \(pushes.map(\.createdAt.millisecondsSince1970))::bigint[],
-                        \(pushes.map { $0.callerAPNsID ?? "" })::text[])
+                        \(pushes.map { $0.callerAPNsID ?? "" })::text[], \(try pushes.map { try $0.messageIDsColumn ?? "" })::text[])
                  AS p(id, app_id, device_id, token_kind, reason, strategy, push_type, topic, priority, expiration,
                       collapse_id, payload, message_count, ringing_call_id, ringing_until, next_attempt_at, created_at,
-                      apns_id)
-            """, logger: logger)
-        let links = pushes.flatMap { push in push.messageIDs.map { (messageID: $0, push: push) } }
-        guard !links.isEmpty else { return }
-        try await connection.query(
-            """
-            INSERT INTO push_message (message_id, push_id, created_at)
-            SELECT * FROM unnest(\(links.map(\.messageID))::text[], \(links.map(\.push.id))::text[],
-                                 \(links.map(\.push.createdAt.millisecondsSince1970))::bigint[])
-            ON CONFLICT DO NOTHING
+                      apns_id, message_ids)
             """, logger: logger)
     }
 

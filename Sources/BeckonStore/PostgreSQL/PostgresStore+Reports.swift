@@ -40,7 +40,9 @@ extension PostgresStore: DeliveryReports {
         binds.append(from.millisecondsSince1970)
         binds.append(to.millisecondsSince1970)
         binds.append(Int64(within * 1000))
-        let query = PostgresQuery(unsafeSQL: ShownShare.query(app: "$1", from: "$2", to: "$3", within: "$4"), binds: binds)
+        let query = PostgresQuery(
+            unsafeSQL: ShownShare.query(app: "$1", from: "$2", to: "$3", within: "$4", messagesOf: { "jsonb_array_elements_text(\($0)) AS j(value)" }),
+            binds: binds)
         var shares: [ShownShare] = []
         for try await (strategy, messages, shown) in try await client.query(query, logger: logger).decode((String, Int64, Int64).self) {
             shares.append(ShownShare(strategy: strategy, messages: Int(messages), shown: Int(shown)))

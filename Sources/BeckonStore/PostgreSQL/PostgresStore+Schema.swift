@@ -357,6 +357,48 @@ extension PostgresStore {
             """,
             "CREATE TRIGGER message_event_push AFTER INSERT ON push_attempt FOR EACH ROW EXECUTE FUNCTION message_event_push()",
         ]),
+        // A push's messages and attempts on its outbox row: the SQLite store's v13 (a message's
+        // pushes are found by its devices, push_outbox_device). The push event's trigger moves
+        // with them, to the row's end (its first attempt that is not a retry).
+        (7, [
+            "ALTER TABLE push_outbox ADD COLUMN message_ids jsonb, ADD COLUMN attempt_log jsonb",
+            """
+            UPDATE push_outbox o SET message_ids = l.ids
+            FROM (SELECT push_id, jsonb_agg(message_id ORDER BY message_id) AS ids FROM push_message GROUP BY push_id) l
+            WHERE o.id = l.push_id
+            """,
+            """
+            UPDATE push_outbox o SET attempt_log = l.log
+            FROM (SELECT push_id, jsonb_agg(jsonb_build_array(attempt, at, outcome, status, reason, unique_id) ORDER BY attempt) AS log
+                  FROM push_attempt GROUP BY push_id) l
+            WHERE o.id = l.push_id
+            """,
+            "DROP TABLE push_message",
+            "DROP TABLE push_attempt",
+            "CREATE INDEX push_outbox_device ON push_outbox(app_id, device_id, created_at)",
+            """
+            CREATE OR REPLACE FUNCTION message_event_push() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF EXISTS (SELECT 1 FROM event_stream WHERE app_id = NEW.app_id) THEN
+                    INSERT INTO message_event (app_id, kind, message_id, user_id, device_id, push_id, apns_id, status, reason, at)
+                    SELECT NEW.app_id, k.kind, m.id, (SELECT user_id FROM device WHERE app_id = NEW.app_id AND id = NEW.device_id),
+                           NEW.device_id, NEW.id, coalesce(NEW.apns_id, NEW.id), NEW.status, NEW.apns_reason, NEW.sent_at
+                    FROM jsonb_array_elements_text(NEW.message_ids) AS m(id)
+                    JOIN (SELECT 1 AS n, CASE NEW.state WHEN 'sent' THEN 'pushed' ELSE 'apns-refused' END AS kind
+                          UNION ALL SELECT 2, 'token-dead'
+                          WHERE NEW.state = 'failed' AND NEW.apns_reason IN ('Unregistered', 'BadDeviceToken', 'DeviceTokenNotForTopic')) k
+                      ON true
+                    ORDER BY m.id, k.n;
+                END IF;
+                RETURN NULL;
+            END $$
+            """,
+            """
+            CREATE TRIGGER message_event_push AFTER UPDATE OF state ON push_outbox FOR EACH ROW
+            WHEN (OLD.state = 'pending' AND NEW.state <> 'pending' AND NEW.attempts > OLD.attempts)
+            EXECUTE FUNCTION message_event_push()
+            """,
+        ]),
     ]
 
     /// Brings the schema up to date. Several nodes may start at once: the first takes an

@@ -11,36 +11,30 @@ extension PostgresStore: MessageTraceStore {
         ).decode((String, Int64).self) {
             positions.append(MailboxPosition(userID: userID, sequence: sequence))
         }
+        let devices = try await self.devices(of: positions.map { UserRef(appID: appID, userID: $0.userID) })
+            .values.flatMap { $0 }.sorted { $0.id < $1.id }
+        // A message's pushes are among its recipients' devices' (push_outbox_device), those whose
+        // list holds it.
         var pushes: [TracedPush] = []
-        for try await (id, deviceID, reason, strategy, pushType, priority, collapseID, apnsID, count, createdAt, state, wake, latency, wakeAt)
+        for try await (id, deviceID, reason, strategy, pushType, priority, collapseID, apnsID, count, createdAt, state, wake, latency, wakeAt, log)
             in try await client.query(
                 """
                 SELECT o.id, o.device_id, o.reason, o.strategy, coalesce(o.push_type, ''), coalesce(o.priority, 0)::integer,
                        o.collapse_id, coalesce(o.apns_id, o.id), o.message_count::integer, o.created_at, o.state, o.wake,
-                       o.wake_latency_ms, o.wake_at
-                FROM push_message pm JOIN push_outbox o ON o.id = pm.push_id
-                WHERE pm.message_id = \(messageID) AND o.app_id = \(appID) ORDER BY o.created_at, o.id
+                       o.wake_latency_ms, o.wake_at, o.attempt_log::text
+                FROM push_outbox o
+                WHERE o.app_id = \(appID) AND o.device_id = ANY(\(devices.map(\.id))::text[])
+                  AND jsonb_exists(o.message_ids, \(messageID))
+                ORDER BY o.created_at, o.id
                 """, logger: logger
-            ).decode((String, String, String, String, String, Int, String?, String, Int, Int64, String, String?, Int64?, Int64?).self)
+            ).decode((String, String, String, String, String, Int, String?, String, Int, Int64, String, String?, Int64?, Int64?, String?).self)
         {
             pushes.append(TracedPush(
                 id: id, device: DeviceRef(appID: appID, deviceID: deviceID), reason: reason, strategy: strategy,
                 pushType: pushType, priority: priority, collapseID: collapseID, apnsID: apnsID, messageCount: count,
-                createdAt: Date(millisecondsSince1970: createdAt), state: state, wake: wake,
+                createdAt: Date(millisecondsSince1970: createdAt), state: state, attempts: try PushAttempt.log(log), wake: wake,
                 wakeLatency: latency.map { TimeInterval($0) / 1000 }, wakeAt: wakeAt.map(Date.init(millisecondsSince1970:))))
         }
-        var attempts: [String: [PushAttempt]] = [:]
-        for try await (pushID, number, at, outcome, status, reason, uniqueID) in try await client.query(
-            """
-            SELECT push_id, attempt, at, outcome, status, reason, unique_id FROM push_attempt
-            WHERE push_id = ANY(\(pushes.map(\.id))::text[]) ORDER BY push_id, attempt
-            """, logger: logger
-        ).decode((String, Int, Int64, String, Int, String?, String?).self) {
-            attempts[pushID, default: []].append(PushAttempt(
-                number: number, at: Date(millisecondsSince1970: at), outcome: PushAttempt.Outcome(rawValue: outcome) ?? .failed,
-                status: status, reason: reason, uniqueID: uniqueID))
-        }
-        for index in pushes.indices { pushes[index].attempts = attempts[pushes[index].id] ?? [] }
         var receipts: [MessageReceipt] = []
         for try await (deviceID, kind, at) in try await client.query(
             "SELECT device_id, kind, at FROM message_receipt WHERE message_id = \(messageID) AND app_id = \(appID) ORDER BY at",
@@ -58,10 +52,8 @@ extension PostgresStore: MessageTraceStore {
         ).decode((String, String, Int64).self) {
             reads.append(MessageTraceRecords.Read(userID: userID, deviceID: deviceID, at: Date(millisecondsSince1970: at)))
         }
-        let devices = try await self.devices(of: positions.map { UserRef(appID: appID, userID: $0.userID) })
         return MessageTraceRecords(
-            message: message, positions: positions, devices: devices.values.flatMap { $0 }.sorted { $0.id < $1.id },
-            pushes: pushes, receipts: receipts, reads: reads)
+            message: message, positions: positions, devices: devices, pushes: pushes, receipts: receipts, reads: reads)
     }
 
     @discardableResult
@@ -91,17 +83,44 @@ extension PostgresStore: MessageTraceStore {
 
     public func pruneTrace(before date: Date) async throws -> Int {
         let cutoff = date.millisecondsSince1970
-        var pruned = 0
-        for try await count in try await client.query(
-            """
-            WITH a AS (DELETE FROM push_message WHERE created_at < \(cutoff) RETURNING 1),
-                 b AS (DELETE FROM push_attempt WHERE at < \(cutoff) RETURNING 1),
-                 c AS (DELETE FROM message_receipt WHERE at < \(cutoff) RETURNING 1)
-            SELECT ((SELECT count(*) FROM a) + (SELECT count(*) FROM b) + (SELECT count(*) FROM c))::integer
-            """, logger: logger
-        ).decode(Int.self) {
-            pruned = count
+        var apps: [String] = []
+        for try await appID in try await client.query("SELECT id FROM app", logger: logger).decode(String.self) {
+            apps.append(appID)
         }
-        return pruned
+        // Finished pushes (their messages and attempts with them), an app at a time by index and
+        // a bounded chunk a statement, as SQLite does.
+        var pruned = 0
+        for appID in apps {
+            while true {
+                let deleted = try await count("""
+                    WITH d AS (
+                        DELETE FROM push_outbox WHERE id IN (
+                            SELECT id FROM push_outbox WHERE app_id = \(appID) AND created_at < \(cutoff) AND state <> 'pending'
+                            LIMIT \(TraceLimits.pruneChunk))
+                        RETURNING 1)
+                    SELECT count(*)::integer FROM d
+                    """)
+                pruned += deleted
+                if deleted < TraceLimits.pruneChunk { break }
+            }
+        }
+        while true {
+            let deleted = try await count("""
+                WITH d AS (
+                    DELETE FROM message_receipt WHERE (message_id, app_id, device_id, kind) IN (
+                        SELECT message_id, app_id, device_id, kind FROM message_receipt WHERE at < \(cutoff)
+                        LIMIT \(TraceLimits.pruneChunk))
+                    RETURNING 1)
+                SELECT count(*)::integer FROM d
+                """)
+            pruned += deleted
+            if deleted < TraceLimits.pruneChunk { return pruned }
+        }
+    }
+
+    /// The one integer `query` answers.
+    private func count(_ query: PostgresQuery) async throws -> Int {
+        for try await count in try await client.query(query, logger: logger).decode(Int.self) { return count }
+        return 0
     }
 }

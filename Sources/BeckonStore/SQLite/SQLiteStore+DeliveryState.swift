@@ -71,16 +71,10 @@ extension SQLiteStore: DeliveryStateStore {
             let queuePush = try db.cachedStatement(sql: """
                 INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, push_type, topic,
                                          priority, expiration, collapse_id, payload, message_count, ringing_call_id,
-                                         ringing_until, state, attempts, next_attempt_at, created_at, apns_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)
-                """)
-            let linkMessage = try db.cachedStatement(sql: """
-                INSERT OR IGNORE INTO push_message (message_id, push_id, created_at) VALUES (?, ?, ?)
+                                         ringing_until, state, attempts, next_attempt_at, created_at, apns_id, message_ids)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)
                 """)
             for push in batch.pushes where !conflicts.contains(push.device) {
-                for messageID in push.messageIDs {
-                    try linkMessage.execute(arguments: [messageID, push.id, push.createdAt.millisecondsSince1970])
-                }
                 let notification = push.notification
                 try queuePush.execute(arguments: [
                     push.id, push.device.appID, push.device.deviceID, push.tokenKind.rawValue, push.reason.rawValue,
@@ -89,7 +83,7 @@ extension SQLiteStore: DeliveryStateStore {
                     Data(notification.payload), push.messageCount, push.ringingCallID,
                     push.ringingUntil?.millisecondsSince1970,
                     (push.claimedUntil ?? push.createdAt).millisecondsSince1970, push.createdAt.millisecondsSince1970,
-                    push.callerAPNsID,
+                    push.callerAPNsID, try push.messageIDsColumn,
                 ])
             }
             let recordWake = try db.cachedStatement(sql: """

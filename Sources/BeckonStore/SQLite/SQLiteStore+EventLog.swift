@@ -26,22 +26,21 @@ extension SQLiteStore: EventLog {
             INSERT INTO message_event (app_id, kind, message_id, user_id, device_id, at)
             VALUES (NEW.app_id, 'read', NEW.message_id, NEW.user_id, NEW.device_id, NEW.read_at);
         END;
-        -- A retry is not an outcome; a final failure is APNs' refusal, and with one of
-        -- Apple's dead-token reasons (docs/apns.md) the token's death too.
-        CREATE TRIGGER IF NOT EXISTS message_event_push AFTER INSERT ON push_attempt
-        WHEN NEW.outcome != 'retry'
+        -- A push's end (its first attempt that is not a retry): APNs' answer, and with one of
+        -- Apple's dead-token reasons (docs/apns.md) the token's death too, one per message the
+        -- push stood for.
+        CREATE TRIGGER IF NOT EXISTS message_event_push AFTER UPDATE OF state ON push_outbox
+        WHEN OLD.state = 'pending' AND NEW.state != 'pending' AND NEW.attempts > OLD.attempts
+            AND EXISTS (SELECT 1 FROM event_stream WHERE app_id = NEW.app_id)
         BEGIN
             INSERT INTO message_event (app_id, kind, message_id, user_id, device_id, push_id, apns_id, status, reason, at)
-            SELECT o.app_id, k.kind, pm.message_id, (SELECT user_id FROM device WHERE app_id = o.app_id AND id = o.device_id),
-                   o.device_id, o.id, coalesce(o.apns_id, o.id), NEW.status, NEW.reason, NEW.at
-            FROM push_outbox o
-            JOIN event_stream s ON s.app_id = o.app_id
-            JOIN push_message pm ON pm.push_id = o.id
-            JOIN (SELECT 1 AS n, CASE NEW.outcome WHEN 'sent' THEN 'pushed' ELSE 'apns-refused' END AS kind
+            SELECT NEW.app_id, k.kind, j.value, (SELECT user_id FROM device WHERE app_id = NEW.app_id AND id = NEW.device_id),
+                   NEW.device_id, NEW.id, coalesce(NEW.apns_id, NEW.id), NEW.status, NEW.apns_reason, NEW.sent_at
+            FROM json_each(NEW.message_ids) j
+            JOIN (SELECT 1 AS n, CASE NEW.state WHEN 'sent' THEN 'pushed' ELSE 'apns-refused' END AS kind
                   UNION ALL SELECT 2, 'token-dead'
-                  WHERE NEW.outcome = 'failed' AND NEW.reason IN ('Unregistered', 'BadDeviceToken', 'DeviceTokenNotForTopic')) k
-            WHERE o.id = NEW.push_id
-            ORDER BY pm.message_id, k.n;
+                  WHERE NEW.state = 'failed' AND NEW.apns_reason IN ('Unregistered', 'BadDeviceToken', 'DeviceTokenNotForTopic')) k
+            ORDER BY j.value, k.n;
         END;
         """
 

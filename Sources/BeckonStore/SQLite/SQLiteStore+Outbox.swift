@@ -45,35 +45,35 @@ extension SQLiteStore: PushOutbox {
     public func completePush(id: String, result: PushAttemptResult) async throws {
         let now = timestamp
         try await groupCommit.write { db in
-            // Cached statements: these run for every push.
-            let attempt: (outcome: String, at: Int64, status: Int, reason: String?, uniqueID: String?)
+            // Cached statements: these run for every push. Each appends the attempt to the row's
+            // log, numbered by the row's count (raised by the same statement).
             switch result {
             case .sent(let at, let uniqueID):
                 try db.cachedStatement(sql: """
                     UPDATE push_outbox SET state = 'sent', attempts = attempts + 1, sent_at = ?, status = 200,
-                        apns_reason = NULL WHERE id = ?
-                    """).execute(arguments: [at.millisecondsSince1970, id])
-                attempt = ("sent", at.millisecondsSince1970, 200, nil, uniqueID)
+                        apns_reason = NULL, attempt_log = \(Self.appendAttempt)
+                    WHERE id = ?
+                    """).execute(arguments: [at.millisecondsSince1970, at.millisecondsSince1970, "sent", 200, nil, uniqueID, id])
             case .failed(let status, let reason, let at):
                 try db.cachedStatement(sql: """
                     UPDATE push_outbox SET state = 'failed', attempts = attempts + 1, sent_at = ?, status = ?,
-                        apns_reason = ? WHERE id = ?
-                    """).execute(arguments: [at.millisecondsSince1970, status, reason, id])
-                attempt = ("failed", at.millisecondsSince1970, status, reason, nil)
+                        apns_reason = ?, attempt_log = \(Self.appendAttempt)
+                    WHERE id = ?
+                    """).execute(arguments: [at.millisecondsSince1970, status, reason, at.millisecondsSince1970, "failed", status, reason, nil, id])
             case .retry(let status, let reason, let next):
                 try db.cachedStatement(sql: """
                     UPDATE push_outbox SET attempts = attempts + 1, next_attempt_at = ?, status = ?,
-                        apns_reason = ? WHERE id = ?
-                    """).execute(arguments: [next.millisecondsSince1970, status, reason, id])
-                attempt = ("retry", now, status, reason, nil)
+                        apns_reason = ?, attempt_log = \(Self.appendAttempt)
+                    WHERE id = ?
+                    """).execute(arguments: [next.millisecondsSince1970, status, reason, now, "retry", status, reason, nil, id])
             }
-            // The attempt's number is the outbox row's count, just raised.
-            try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO push_attempt (push_id, attempt, at, outcome, status, reason, unique_id)
-                SELECT id, attempts, ?, ?, ?, ?, ? FROM push_outbox WHERE id = ?
-                """).execute(arguments: [attempt.at, attempt.outcome, attempt.status, attempt.reason, attempt.uniqueID, id])
         }
     }
+
+    /// The row's attempt log with one more entry (`PushAttempt+Log`): its parameters are the
+    /// attempt's time, outcome, status, reason and unique id; its number is `attempts + 1` (the
+    /// old value: SQLite's SET expressions all read the row as it was).
+    static let appendAttempt = "json_insert(coalesce(attempt_log, '[]'), '$[#]', json_array(attempts + 1, ?, ?, ?, ?, ?))"
 
     /// The columns `outboxPush(_:)` reads, in its order (by position: claims read many rows).
     static let outboxColumns = """

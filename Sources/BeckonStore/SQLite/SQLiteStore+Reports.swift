@@ -44,7 +44,8 @@ extension SQLiteStore: DeliveryReports {
     public func shownShares(appID: String, from: Date, to: Date, within: TimeInterval) async throws -> [ShownShare] {
         try await writer.read { db in
             try Row.fetchAll(
-                db, sql: ShownShare.query(app: ":app", from: ":from", to: ":to", within: ":within"),
+                db, sql: ShownShare.query(
+                    app: ":app", from: ":from", to: ":to", within: ":within", messagesOf: { "json_each(\($0)) AS j" }),
                 arguments: [
                     "app": appID, "from": from.millisecondsSince1970, "to": to.millisecondsSince1970, "within": Int64(within * 1000),
                 ]

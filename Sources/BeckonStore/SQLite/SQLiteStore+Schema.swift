@@ -333,6 +333,34 @@ extension SQLiteStore {
             // The triggers that write the events are created with the first app whose log is on
             // (SQLiteStore+EventLog): without a webhook, no write pays for them.
         }
+        migrator.registerMigration("v13-outbox-trace") { db in
+            // A push's messages and attempts move onto its outbox row, written anyway: the two
+            // tables of v11 cost a burst five B-tree inserts a push (docs/trace.md, "Cost"). A
+            // message's pushes are found by its devices instead (push_outbox_device).
+            try db.execute(sql: """
+                DROP TRIGGER IF EXISTS message_event_push;
+                -- A JSON array of the message ids the push stands for; NULL: none.
+                ALTER TABLE push_outbox ADD COLUMN message_ids TEXT;
+                -- A JSON array of its attempts, each [number, at, outcome, status, reason, unique id].
+                ALTER TABLE push_outbox ADD COLUMN attempt_log TEXT;
+                UPDATE push_outbox SET message_ids = (
+                    SELECT json_group_array(message_id) FROM (
+                        SELECT message_id FROM push_message WHERE push_id = push_outbox.id ORDER BY message_id))
+                WHERE id IN (SELECT push_id FROM push_message);
+                UPDATE push_outbox SET attempt_log = (
+                    SELECT json_group_array(json_array(attempt, at, outcome, status, reason, unique_id)) FROM (
+                        SELECT * FROM push_attempt WHERE push_id = push_outbox.id ORDER BY attempt))
+                WHERE id IN (SELECT push_id FROM push_attempt);
+                DROP TABLE push_message;
+                DROP TABLE push_attempt;
+                CREATE INDEX push_outbox_device ON push_outbox(app_id, device_id, created_at);
+                """)
+            // The event log's push trigger, now on the outbox row, comes back at once for a log
+            // that is on: no push completes unlogged before the event service starts.
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM event_stream)") == true {
+                try db.execute(sql: SQLiteStore.eventTriggers)
+            }
+        }
         return migrator
     }()
 }

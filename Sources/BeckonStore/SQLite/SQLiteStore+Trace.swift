@@ -5,38 +5,26 @@ import GRDB
 extension SQLiteStore: MessageTraceStore {
     public func traceRecords(appID: String, messageID: String) async throws -> MessageTraceRecords? {
         guard let message = try await message(appID: appID, id: messageID) else { return nil }
-        let (positions, pushes, receipts, reads) = try await writer.read { db in
-            let positions = try Row.fetchAll(
+        let positions = try await writer.read { db in
+            try Row.fetchAll(
                 db, sql: "SELECT user_id, sequence FROM mailbox WHERE message_id = ? AND app_id = ?",
                 arguments: [messageID, appID]
             ).map { MailboxPosition(userID: $0[0], sequence: $0[1]) }
-            var pushes = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT o.id, o.device_id, o.reason, o.strategy, o.push_type, o.priority, o.collapse_id,
-                           coalesce(o.apns_id, o.id), o.message_count, o.created_at, o.state, o.wake, o.wake_latency_ms,
-                           o.wake_at
-                    FROM push_message pm JOIN push_outbox o ON o.id = pm.push_id
-                    WHERE pm.message_id = ? AND o.app_id = ? ORDER BY o.created_at, o.id
-                    """,
-                arguments: [messageID, appID]
-            ).map { row in
-                TracedPush(
-                    id: row[0], device: DeviceRef(appID: appID, deviceID: row[1]), reason: row[2], strategy: row[3],
-                    pushType: row[4] ?? "", priority: row[5] ?? 0, collapseID: row[6], apnsID: row[7], messageCount: row[8],
-                    createdAt: Date(millisecondsSince1970: row[9]), state: row[10], wake: row[11],
-                    wakeLatency: (row[12] as Int64?).map { TimeInterval($0) / 1000 },
-                    wakeAt: (row[13] as Int64?).map(Date.init(millisecondsSince1970:)))
-            }
-            for index in pushes.indices {
-                pushes[index].attempts = try Row.fetchAll(
-                    db,
-                    sql: "SELECT attempt, at, outcome, status, reason, unique_id FROM push_attempt WHERE push_id = ? ORDER BY attempt",
-                    arguments: [pushes[index].id]
-                ).map { row in
-                    PushAttempt(
-                        number: row[0], at: Date(millisecondsSince1970: row[1]),
-                        outcome: PushAttempt.Outcome(rawValue: row[2]) ?? .failed, status: row[3], reason: row[4], uniqueID: row[5])
+        }
+        let devices = try await self.devices(of: positions.map { UserRef(appID: appID, userID: $0.userID) })
+            .values.flatMap { $0 }.sorted { $0.id < $1.id }
+        let (pushes, receipts, reads) = try await writer.read { db in
+            let findPushes = try db.cachedStatement(sql: Self.tracedPushes)
+            var pushes: [TracedPush] = []
+            for device in devices {
+                pushes += try Row.fetchAll(findPushes, arguments: [appID, device.id, messageID]).map { row in
+                    TracedPush(
+                        id: row[0], device: DeviceRef(appID: appID, deviceID: row[1]), reason: row[2], strategy: row[3],
+                        pushType: row[4] ?? "", priority: row[5] ?? 0, collapseID: row[6], apnsID: row[7], messageCount: row[8],
+                        createdAt: Date(millisecondsSince1970: row[9]), state: row[10],
+                        attempts: try PushAttempt.log(row[14]), wake: row[11],
+                        wakeLatency: (row[12] as Int64?).map { TimeInterval($0) / 1000 },
+                        wakeAt: (row[13] as Int64?).map(Date.init(millisecondsSince1970:)))
                 }
             }
             let receipts = try Row.fetchAll(
@@ -53,13 +41,21 @@ extension SQLiteStore: MessageTraceStore {
                 db, sql: "SELECT user_id, device_id, read_at FROM message_read WHERE message_id = ? AND app_id = ? ORDER BY read_at",
                 arguments: [messageID, appID]
             ).map { MessageTraceRecords.Read(userID: $0[0], deviceID: $0[1], at: Date(millisecondsSince1970: $0[2])) }
-            return (positions, pushes, receipts, reads)
+            return (pushes.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }, receipts, reads)
         }
-        let devices = try await self.devices(of: positions.map { UserRef(appID: appID, userID: $0.userID) })
         return MessageTraceRecords(
-            message: message, positions: positions, devices: devices.values.flatMap { $0 }.sorted { $0.id < $1.id },
-            pushes: pushes, receipts: receipts, reads: reads)
+            message: message, positions: positions, devices: devices, pushes: pushes, receipts: receipts, reads: reads)
     }
+
+    /// A device's pushes that stood for a message (app, device, message id): a message's pushes
+    /// are found among its recipients' devices' (push_outbox_device), as those whose list holds it.
+    static let tracedPushes = """
+        SELECT o.id, o.device_id, o.reason, o.strategy, o.push_type, o.priority, o.collapse_id,
+               coalesce(o.apns_id, o.id), o.message_count, o.created_at, o.state, o.wake, o.wake_latency_ms,
+               o.wake_at, o.attempt_log
+        FROM push_outbox o
+        WHERE o.app_id = ? AND o.device_id = ? AND EXISTS (SELECT 1 FROM json_each(o.message_ids) WHERE value = ?)
+        """
 
     @discardableResult
     public func recordReceipts(_ receipts: [MessageReceipt]) async throws -> Int {
@@ -88,13 +84,33 @@ extension SQLiteStore: MessageTraceStore {
 
     public func pruneTrace(before date: Date) async throws -> Int {
         let cutoff = date.millisecondsSince1970
-        return try await groupCommit.write { db in
-            var pruned = 0
-            for (table, column) in [("push_message", "created_at"), ("push_attempt", "at"), ("message_receipt", "at")] {
-                try db.execute(sql: "DELETE FROM \(table) WHERE \(column) < ?", arguments: [cutoff])
-                pruned += db.changesCount
+        let apps = try await writer.read { db in try String.fetchAll(db, sql: "SELECT id FROM app") }
+        var pruned = 0
+        // Finished pushes (their messages and attempts with them), an app at a time by index and
+        // a bounded chunk a write: a week of a busy app's pushes must not hold the writer at once.
+        for appID in apps {
+            while true {
+                let deleted = try await groupCommit.write { db in
+                    try db.cachedStatement(sql: """
+                        DELETE FROM push_outbox WHERE rowid IN (
+                            SELECT rowid FROM push_outbox WHERE app_id = ? AND created_at < ? AND state != 'pending' LIMIT ?)
+                        """).execute(arguments: [appID, cutoff, TraceLimits.pruneChunk])
+                    return db.changesCount
+                }
+                pruned += deleted
+                if deleted < TraceLimits.pruneChunk { break }
             }
-            return pruned
+        }
+        while true {
+            let deleted = try await groupCommit.write { db in
+                try db.cachedStatement(sql: """
+                    DELETE FROM message_receipt WHERE (message_id, app_id, device_id, kind) IN (
+                        SELECT message_id, app_id, device_id, kind FROM message_receipt WHERE at < ? LIMIT ?)
+                    """).execute(arguments: [cutoff, TraceLimits.pruneChunk])
+                return db.changesCount
+            }
+            pruned += deleted
+            if deleted < TraceLimits.pruneChunk { return pruned }
         }
     }
 

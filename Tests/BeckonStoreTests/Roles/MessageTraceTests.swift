@@ -106,15 +106,18 @@ import Testing
         }
     }
 
-    @Test func pruningRemovesLinksAttemptsAndReceiptsBeforeTheCutoff() async throws {
+    @Test func pruningRemovesFinishedPushesAndReceiptsBeforeTheCutoff() async throws {
         try await withEachStore { store in
             let (first, _, pushes) = try await Self.seed(store)
             try await store.completePush(id: pushes[0].id, result: .sent(at: Date(timeIntervalSince1970: 1_011)))
             _ = try await store.recordReceipts([MessageReceipt(device: Self.phone, messageID: first, kind: .shown, at: Date(timeIntervalSince1970: 1_050))])
-            // Links at 1,000 and 1,100, one attempt at 1,011, one receipt at 1,050: three go before 1,060.
-            #expect(try await store.pruneTrace(before: Date(timeIntervalSince1970: 1_060)) == 3)
+            // The push sent at 1,000 (its messages and attempt with it) and the receipt at 1,050 go
+            // before 1,060; the push of 1,100 stays, and while it is pending, it stays at any cutoff.
+            #expect(try await store.pruneTrace(before: Date(timeIntervalSince1970: 1_060)) == 2)
+            #expect(try await store.pruneTrace(before: Date(timeIntervalSince1970: 2_000)) == 0)
             let records = try #require(try await store.traceRecords(appID: "chat", messageID: first))
             #expect(records.pushes.map(\.id) == [pushes[1].id] && records.receipts.isEmpty)
+            #expect(try await store.appCounts(appID: "chat").pendingPushes == 1)
         }
     }
 

@@ -65,10 +65,11 @@ import Testing
         }
     }
 
-    /// The event log's triggers exist only while an app's log is on, and the push attempt's one
-    /// finds the push's messages by index: a scan per attempt made a burst with a webhook
-    /// quadratic (197 pushes/s instead of thousands, found by bench-delivery.py --webhook).
-    @Test func theEventTriggersComeWithTheLogAndFindAPushsMessagesByIndex() async throws {
+    /// The event log's triggers exist only while an app's log is on, and a message's trace finds
+    /// its pushes by device: a scan of the outbox per trace (or, before, of a push's messages per
+    /// attempt: 197 pushes/s in a burst with a webhook, found by bench-delivery.py --webhook) grows
+    /// with every push ever sent.
+    @Test func theEventTriggersComeWithTheLogAndATracesPushesAreFoundByIndex() async throws {
         try await withTemporaryDirectory { directory in
             let store = try SQLiteStore(path: directory + "/beckon.sqlite")
             func triggers() async throws -> [String] {
@@ -80,12 +81,46 @@ import Testing
             try await store.setEventLogApps(["chat"], now: Date())
             #expect(try await triggers() == ["message_event_accepted", "message_event_push", "message_event_read", "message_event_receipt"])
             let plan = try await store.writer.read { db in
-                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT message_id FROM push_message WHERE push_id = 'p'")
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + SQLiteStore.tracedPushes, arguments: ["chat", "phone", "m"])
                     .map { $0["detail"] as String? ?? "" }.joined(separator: "; ")
             }
-            #expect(plan.contains("push_message_push"), "\(plan)")
+            #expect(plan.contains("push_outbox_device"), "\(plan)")
             try await store.setEventLogApps([], now: Date())
             #expect(try await triggers().isEmpty)
+            try store.close()
+        }
+    }
+
+    /// v13 moved a push's messages and attempts from their tables (v11) onto its outbox row: a
+    /// file written before keeps its traces.
+    @Test func aPushsMessagesAndAttemptsMoveOntoItsOutboxRow() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/beckon.sqlite"
+            let pool = try DatabasePool(path: path)
+            try SQLiteStore.migrator.migrate(pool, upTo: "v12-event-log")
+            try await pool.write { db in
+                try db.execute(sql: """
+                    INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, message_count, state,
+                                             attempts, next_attempt_at, created_at, sent_at, status)
+                    VALUES ('p1', 'chat', 'phone', 'remote', 'alert', 'content', 2, 'sent', 2, 0, 1000, 1011, 200),
+                           ('p2', 'chat', 'phone', 'remote', 'alert', 'content', 1, 'pending', 0, 0, 1100, NULL, NULL);
+                    INSERT INTO push_message (message_id, push_id, created_at) VALUES ('m2', 'p1', 1000), ('m1', 'p1', 1000);
+                    INSERT INTO push_attempt (push_id, attempt, at, outcome, status, reason, unique_id)
+                    VALUES ('p1', 2, 1011, 'sent', 200, NULL, 'u-1'), ('p1', 1, 1001, 'retry', 503, 'ServiceUnavailable', NULL);
+                    """)
+            }
+            try pool.close()
+            let store = try SQLiteStore(path: path)
+            let rows = try await store.writer.read { db in
+                try Row.fetchAll(db, sql: "SELECT id, message_ids, attempt_log FROM push_outbox ORDER BY id")
+            }
+            #expect(rows.map { $0["message_ids"] as String? } == [#"["m1","m2"]"#, nil])
+            let attempts = try PushAttempt.log(rows[0]["attempt_log"])
+            #expect(attempts == [
+                PushAttempt(number: 1, at: Date(millisecondsSince1970: 1001), outcome: .retry, status: 503, reason: "ServiceUnavailable"),
+                PushAttempt(number: 2, at: Date(millisecondsSince1970: 1011), outcome: .sent, status: 200, uniqueID: "u-1"),
+            ])
+            #expect(try PushAttempt.log(rows[1]["attempt_log"]).isEmpty)
             try store.close()
         }
     }
@@ -115,13 +150,13 @@ import Testing
     static let migrations = [
         "v1", "v2-delivery", "v3-content-key", "v4-unread-counters", "v5-unread-expiry-index", "v6-rendered-outbox",
         "v7-call-ends", "v8-delivery-versions", "v9-delivery-connected", "v10-caller-apns-id", "v11-message-trace",
-        "v12-event-log",
+        "v12-event-log", "v13-outbox-trace",
     ]
 
     /// The store's tables; PostgreSQL's schema has these too (PostgresStoreTests).
     static let tables = [
         "api_key", "app", "call_end", "delivery_state", "device", "device_cursor", "event_stream", "mailbox", "message",
-        "message_event", "message_read", "message_receipt", "push_attempt", "push_message", "push_outbox", "unread_expiring",
+        "message_event", "message_read", "message_receipt", "push_outbox", "unread_expiring",
         "user_sequence", "webhook_attempt",
     ]
 
