@@ -97,6 +97,7 @@ final class DeliveryDriver: Service, Sendable {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.planEvents() }
                 group.addTask { await self.wakeDuePlanners() }
+                group.addTask { await self.keepHouse() }
                 group.addTask { await self.dispatcher.run() }
                 // Apple's final refusals go back to the planner: a failed push proves nothing
                 // about the app.
@@ -135,17 +136,8 @@ final class DeliveryDriver: Service, Sendable {
     /// Every `tick`, queues the deadlines that have come. They go through the same queue as
     /// every other event, so one device's planner is never in two transitions at once.
     private func wakeDuePlanners() async {
-        var lastPrune = ContinuousClock.now
         while !Task.isCancelled {
             do {
-                // Housekeeping on the same clock, once a minute: expired unread bookkeeping, and
-                // trace records past their retention.
-                if ContinuousClock.now - lastPrune > .seconds(60) {
-                    lastPrune = ContinuousClock.now
-                    try await store.pruneExpiredUnread(now: now())
-                    try await store.pruneTrace(before: now().addingTimeInterval(-traceRetention))
-                    try await exportShownShares()
-                }
                 let now = now()
                 let due = try await store.claimDueDeliveryStates(
                     before: now, limit: batchSize, leaseUntil: now.addingTimeInterval(deadlineLease))
@@ -161,13 +153,31 @@ final class DeliveryDriver: Service, Sendable {
         }
     }
 
-    /// `beckon_messages_shown_within_minute_ratio`: each app's messages of the last hour that
-    /// have had their minute.
-    private func exportShownShares() async throws {
-        let end = now().addingTimeInterval(-60)
-        for app in policies.keys.sorted() {
-            for share in try await store.shownShares(appID: app, from: end.addingTimeInterval(-3600), to: end, within: 60) {
-                metrics.shown(share, app: app)
+    /// Once a minute, beside the deadlines (a week of records to prune must not hold them up):
+    /// expired unread bookkeeping, trace records past their retention, and
+    /// `beckon_messages_shown_within_minute_ratio`, each app's messages of the last hour that have
+    /// had their minute.
+    private func keepHouse() async {
+        var shown: [String: ShownShareWindow] = [:]
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: .seconds(60))
+                try await store.pruneExpiredUnread(now: now())
+                try await store.pruneTrace(before: now().addingTimeInterval(-traceRetention))
+                let end = now().addingTimeInterval(-60)
+                for app in policies.keys.sorted() {
+                    var window = shown[app] ?? ShownShareWindow()
+                    for interval in window.due(endingAt: end) {
+                        window.add(
+                            try await store.shownShares(appID: app, from: interval.start, to: interval.end, within: 60), for: interval)
+                    }
+                    shown[app] = window
+                    for share in window.totals { metrics.shown(share, app: app) }
+                }
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.error("housekeeping failed", metadata: ["error": "\(error)"])
             }
         }
     }
