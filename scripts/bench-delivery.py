@@ -200,9 +200,10 @@ def report_webhook(receiver, api, key, expected, last_push, push_rate, node_pids
     """Waits until the webhook has nothing waiting and the receiver has the events (past the
     receiver's time down, and the retries' longest wait after it), then stops the receiver and
     prints what it took."""
-    deadline, status = time.time() + receiver_down + 600, {}
+    deadline, status, anon_peak = time.time() + receiver_down + 600, {}, 0
     while time.time() < deadline:
         rss_peak = max(rss_peak, rss_kib(node_pids))
+        anon_peak = max(anon_peak, rss_kib(node_pids, "RssAnon"))
         _, status = api.request("GET", "/v1/webhook", token=key)
         if status.get("behind") == 0 and int(status.get("cursor", "0")) > 0 and time.time() - last_push > 1:
             break
@@ -220,7 +221,9 @@ def report_webhook(receiver, api, key, expected, last_push, push_rate, node_pids
     print(f"webhook: {rate:,.0f} events/s at the receiver{catching_up} (first to last event, {span:.2f} s); the pushes' "
           f"{push_rate:,.0f}/s × 2 events a message = {2 * push_rate:,.0f} events/s made: ratio {rate / (2 * push_rate) if push_rate else 0:.2f}; "
           f"last event {summary['last'] - last_push if summary['last'] else 0:+.2f} s after the last push; "
-          f"status behind {status.get('behind')}, dropped {status.get('dropped')}; node RSS peak {rss_peak / 1024:.0f} MiB")
+          f"status behind {status.get('behind')}, dropped {status.get('dropped')}; node RSS peak {rss_peak / 1024:.0f} MiB "
+          f"(anonymous {anon_peak / 1024:.0f} MiB at most while the webhook caught up: SQLite's page caches, "
+          f"up to `database.cache-mib` for each connection, are in it)")
     if summary["distinct"] < expected:
         sys.exit(f"bench-delivery: the receiver took {summary['distinct']} distinct events of {expected}")
 

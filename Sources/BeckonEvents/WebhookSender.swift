@@ -20,11 +20,20 @@ struct WebhookSender: Sendable {
         var machine = WebhookDeliveryStateMachine(
             backoff: WebhookBackoff(initial: app.webhook.retryInitial, maximum: app.webhook.retryMax),
             pollInterval: timing.pollInterval, leaseRetry: timing.lease / 3)
+        // When the lease is next renewed (a write); until then each poll reads the cursor.
+        var renewAt: Date?
         while !Task.isCancelled {
             do {
                 let now = timing.now()
-                var action = machine.leased(
-                    cursor: try await log.leaseWebhook(appID: app.appID, node: node, until: now + timing.lease, now: now))
+                let cursor: EventPosition?
+                if let renewAt, now < renewAt {
+                    cursor = try await log.webhookCursor(appID: app.appID, node: node, now: now)
+                } else {
+                    cursor = try await log.leaseWebhook(appID: app.appID, node: node, until: now + timing.lease, now: now)
+                    renewAt = now + timing.lease / 2
+                }
+                if cursor == nil { renewAt = nil }
+                var action = machine.leased(cursor: cursor)
                 if case .read(let cursor) = action {
                     let events = try await log.events(appID: app.appID, after: cursor, limit: app.webhook.batchSize)
                     action = machine.read(events, after: cursor)

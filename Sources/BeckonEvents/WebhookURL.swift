@@ -34,5 +34,10 @@ public struct WebhookURL: Sendable, Equatable, CustomStringConvertible {
         host.contains(":") || host.allSatisfy({ $0.isNumber || $0 == "." }) ? nil : host
     }
 
-    public var description: String { "\(tls ? "https" : "http")://\(hostHeader)\(target)" }
+    /// The address without its query, which may carry a credential of the receiver's (shown on
+    /// the status page, in `GET /v1/webhook` and in logs): `?…` stands for it.
+    public var description: String {
+        let path = target.firstIndex(of: "?").map { String(target[..<$0]) + "?…" } ?? target
+        return "\(tls ? "https" : "http")://\(hostHeader)\(path)"
+    }
 }

@@ -21,22 +21,14 @@ extension AppEvents {
         guard (1...10_000).contains(settings.batchSize) else { throw .invalid(key: "\(scope).batch-size", "must be 1 to 10000") }
         let backlog = webhook.int(forKey: "backlog", default: AppEvents.defaultBacklog)
         guard backlog >= 1 else { throw .invalid(key: "\(scope).backlog", "must be at least 1") }
-        settings.timeout = try Self.seconds(webhook, "timeout-seconds", default: settings.timeout, scope: scope)
-        settings.retryInitial = try Self.seconds(webhook, "retry-initial-seconds", default: settings.retryInitial, scope: scope)
-        settings.retryMax = try Self.seconds(webhook, "retry-max-seconds", default: settings.retryMax, scope: scope)
+        settings.timeout = try webhook.positiveNumber("timeout-seconds", default: settings.timeout, scope: scope)
+        settings.retryInitial = try webhook.positiveNumber("retry-initial-seconds", default: settings.retryInitial, scope: scope)
+        settings.retryMax = try webhook.positiveNumber("retry-max-seconds", default: settings.retryMax, scope: scope)
         guard settings.retryMax >= settings.retryInitial else {
             throw .invalid(key: "\(scope).retry-max-seconds", "must be at least retry-initial-seconds")
         }
         self.init(
             appID: appID, webhook: settings, backlog: backlog,
-            retention: try Self.seconds(webhook, "retention-hours", default: AppEvents.defaultRetention / 3_600, scope: scope) * 3_600)
-    }
-
-    private static func seconds(
-        _ config: ConfigReader, _ key: String, default value: Double, scope: String
-    ) throws(BeckonConfigurationError) -> Double {
-        let read = config.double(forKey: ConfigKey(key)) ?? config.int(forKey: ConfigKey(key)).map(Double.init) ?? value
-        guard read > 0, read.isFinite else { throw .invalid(key: "\(scope).\(key)", "must be a positive number") }
-        return read
+            retention: try webhook.positiveNumber("retention-hours", default: AppEvents.defaultRetention / 3_600, scope: scope) * 3_600)
     }
 }

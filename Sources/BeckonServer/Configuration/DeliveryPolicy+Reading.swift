@@ -26,17 +26,12 @@ extension DeliveryPolicy {
             ("background-ttl-seconds", \DeliveryPolicy.backgroundTimeToLive),
             ("clear-all-interval-seconds", \DeliveryPolicy.clearAllInterval),
         ] as [(String, WritableKeyPath<DeliveryPolicy, TimeInterval>)] {
-            // Whole seconds may be written as integers (JSON `30`), fractions as decimals.
-            let key = ConfigKey(key)
-            self[keyPath: path] = config.double(forKey: key) ?? config.int(forKey: key).map(Double.init)
-                ?? self[keyPath: path]
-            guard self[keyPath: path] > 0 else { throw .invalid(key: "\(scope).\(key.description)", "must be positive") }
+            self[keyPath: path] = try config.positiveNumber(key, default: self[keyPath: path], scope: scope)
         }
         // A number of seconds, or "never" (nil: an owed wake waits for a free slot however long).
-        let throttledKey = ConfigKey("throttled-alert-delay-seconds")
-        if config.string(forKey: throttledKey) == "never" {
+        if config.string(forKey: "throttled-alert-delay-seconds") == "never" {
             throttledAlertDelay = nil
-        } else if let delay = config.double(forKey: throttledKey) ?? config.int(forKey: throttledKey).map(Double.init) {
+        } else if let delay = config.number("throttled-alert-delay-seconds") {
             guard delay > 0 else { throw .invalid(key: "\(scope).throttled-alert-delay-seconds", "must be positive, or \"never\"") }
             throttledAlertDelay = delay
         }

@@ -73,6 +73,14 @@ extension PostgresStore: EventLog {
             """)
     }
 
+    public func webhookCursor(appID: String, node: String, now: Date) async throws -> EventPosition? {
+        try await position(
+            """
+            SELECT cursor_tx::text::bigint, cursor_seq FROM event_stream
+            WHERE app_id = \(appID) AND leased_by = \(node) AND lease_until >= \(now.millisecondsSince1970)
+            """)
+    }
+
     public func advanceWebhook(appID: String, node: String, to position: EventPosition, attempt: WebhookAttempt) async throws -> Bool {
         try await transaction { connection in
             let moved = try await Self.hasRow(connection.query(

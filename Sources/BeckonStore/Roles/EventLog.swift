@@ -19,6 +19,9 @@ public protocol EventLog: Sendable {
     /// Takes (or renews) the right to send the app's webhook until `until`, unless another node
     /// holds it; returns the webhook's cursor, or nil when another node sends it.
     func leaseWebhook(appID: String, node: String, until: Date, now: Date) async throws -> EventPosition?
+    /// The webhook's cursor while `node` holds the lease, or nil: a read, for the polls between
+    /// renewals (a write each poll was five a second an app, idle).
+    func webhookCursor(appID: String, node: String, now: Date) async throws -> EventPosition?
     /// Moves the cursor to `position` after a batch was answered 2xx, and logs the attempt, if
     /// `node` still holds the lease; false when it lost it (the batch goes again from the new
     /// holder: at least once).

@@ -122,6 +122,15 @@ extension SQLiteStore: EventLog {
         }
     }
 
+    public func webhookCursor(appID: String, node: String, now: Date) async throws -> EventPosition? {
+        try await writer.read { db in
+            try Int64.fetchOne(
+                db, sql: "SELECT cursor_seq FROM event_stream WHERE app_id = ? AND leased_by = ? AND lease_until >= ?",
+                arguments: [appID, node, now.millisecondsSince1970]
+            ).map { EventPosition(sequence: $0) }
+        }
+    }
+
     public func advanceWebhook(appID: String, node: String, to position: EventPosition, attempt: WebhookAttempt) async throws -> Bool {
         try await groupCommit.write { db in
             try db.execute(

@@ -119,12 +119,16 @@ import Testing
             let start = try #require(try await store.leaseWebhook(appID: "chat", node: "a", until: clock.now + 30, now: clock.now))
             #expect(try await store.events(appID: "chat", after: start, limit: 10).map(\.id) == events.map(\.id))
             #expect(try await store.leaseWebhook(appID: "chat", node: "b", until: clock.now + 30, now: clock.now) == nil)
+            // Between renewals the holder reads the cursor; no one else can.
+            #expect(try await store.webhookCursor(appID: "chat", node: "a", now: clock.now) == start)
+            #expect(try await store.webhookCursor(appID: "chat", node: "b", now: clock.now) == nil)
             let attempt = WebhookAttempt(
                 appID: "chat", at: clock.now, firstEvent: events[0].id, lastEvent: events[0].id, events: 1, status: 204, duration: 0.002)
             #expect(try await store.advanceWebhook(appID: "chat", node: "a", to: events[0].position, attempt: attempt))
             var status = try #require(try await store.eventLogStatus(appID: "chat", now: clock.now))
             #expect(status.behind == 1 && status.sender == "a" && status.lastAttempt?.status == 204)
             clock.advance(by: 31)
+            #expect(try await store.webhookCursor(appID: "chat", node: "a", now: clock.now) == nil, "a lapsed lease reads nothing")
             let taken = try #require(try await store.leaseWebhook(appID: "chat", node: "b", until: clock.now + 30, now: clock.now))
             #expect(taken == events[0].position, "the new holder goes on from the cursor")
             #expect(try await store.advanceWebhook(appID: "chat", node: "a", to: events[1].position, attempt: attempt) == false)
