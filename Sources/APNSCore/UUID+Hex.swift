@@ -89,6 +89,16 @@ extension UUID {
         let low = second & ~(0x3 << 62) | (0x2 << 62)
         return UUID(high: high, low: low)
     }
+
+    /// The text every `timeOrdered(at:)` id of that millisecond starts with (lowercase): ids of
+    /// a time range are the texts between two of these, so a table keyed by them finds a range
+    /// of time by its key, without an index on time.
+    public static func timeOrderedPrefix(at date: Date) -> String {
+        let milliseconds = UInt64(max(0, (date.timeIntervalSince1970 * 1000).rounded(.down))) & 0xFFFF_FFFF_FFFF
+        let hex = String(milliseconds, radix: 16)
+        let digits = String(repeating: "0", count: 12 - hex.count) + hex
+        return "\(digits.prefix(8))-\(digits.suffix(4))"
+    }
 }
 
 /// Two words from the system's cryptographic generator.

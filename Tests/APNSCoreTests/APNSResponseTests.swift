@@ -110,4 +110,17 @@ import Testing
         let same = (0..<1000).map { _ in UUID.timeOrdered(at: start) }
         #expect(Set(same).count == 1000)
     }
+
+    /// A window of time is a range of ids: those from the prefix of its start (inclusive) to the
+    /// prefix of its end (exclusive).
+    @Test func theIDsOfATimeRangeAreTheTextsBetweenTwoPrefixes() {
+        let start = Date(timeIntervalSince1970: 1_795_000_000.5)
+        #expect(UUID.timeOrderedPrefix(at: start) == "01a1ee56-5ff4")
+        #expect(UUID.timeOrderedPrefix(at: Date(timeIntervalSince1970: 0.001)) == "00000000-0001")
+        let (from, to) = (UUID.timeOrderedPrefix(at: start), UUID.timeOrderedPrefix(at: start.addingTimeInterval(60)))
+        for offset in [-0.001, 0, 0.001, 30, 59.999, 60, 61] {
+            let id = UUID.timeOrdered(at: start.addingTimeInterval(offset)).lowercaseString
+            #expect((id >= from && id < to) == (offset >= 0 && offset < 60), "\(offset)")
+        }
+    }
 }

@@ -151,7 +151,7 @@ private struct FreshMessages {
 
     mutating func append(_ message: PreparedMessage, appID: String, now: Int64) {
         messages.append(message)
-        ids.append(UUID.timeOrdered().lowercaseString)
+        ids.append(UUID.timeOrdered(at: Date(millisecondsSince1970: now)).lowercaseString)
         appIDs.append(appID)
         nows.append(now)
     }

@@ -79,7 +79,7 @@ extension PostgresStore: MailboxStore {
     static func append(
         _ connection: PostgresConnection, appID: String, _ message: PreparedMessage, now: Int64, logger: Logger
     ) async throws -> AppendedMessage {
-        let id = UUID.timeOrdered().lowercaseString
+        let id = UUID.timeOrdered(at: Date(millisecondsSince1970: now)).lowercaseString
         let expiresAt = message.new.expiresAt?.truncatedToMilliseconds
         let counts = message.new.kind.countsAsUnread
         // Unread counting as in the SQLite store: a counter for messages that never expire, a row

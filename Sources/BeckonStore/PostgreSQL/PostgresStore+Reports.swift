@@ -1,3 +1,4 @@
+import APNSCore
 import Foundation
 import PostgresNIO
 
@@ -40,8 +41,12 @@ extension PostgresStore: DeliveryReports {
         binds.append(from.millisecondsSince1970)
         binds.append(to.millisecondsSince1970)
         binds.append(Int64(within * 1000))
+        binds.append(UUID.timeOrderedPrefix(at: from))
+        binds.append(UUID.timeOrderedPrefix(at: to))
         let query = PostgresQuery(
-            unsafeSQL: ShownShare.query(app: "$1", from: "$2", to: "$3", within: "$4", messagesOf: { "jsonb_array_elements_text(\($0)) AS j(value)" }),
+            unsafeSQL: ShownShare.query(
+                app: "$1", from: "$2", to: "$3", within: "$4", fromID: "$5", toID: "$6",
+                messagesOf: { "jsonb_array_elements_text(\($0)) AS j(value)" }),
             binds: binds)
         var shares: [ShownShare] = []
         for try await (strategy, messages, shown) in try await client.query(query, logger: logger).decode((String, Int64, Int64).self) {

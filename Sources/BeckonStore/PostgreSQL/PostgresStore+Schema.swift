@@ -358,7 +358,7 @@ extension PostgresStore {
             "CREATE TRIGGER message_event_push AFTER INSERT ON push_attempt FOR EACH ROW EXECUTE FUNCTION message_event_push()",
         ]),
         // A push's messages and attempts on its outbox row: the SQLite store's v13 (a message's
-        // pushes are found by its devices, push_outbox_device). The push event's trigger moves
+        // pushes are found by its devices, push_outbox_device; a window's messages by their ids). The push event's trigger moves
         // with them, to the row's end (its first attempt that is not a retry).
         (7, [
             "ALTER TABLE push_outbox ADD COLUMN message_ids jsonb, ADD COLUMN attempt_log jsonb",
@@ -376,6 +376,7 @@ extension PostgresStore {
             "DROP TABLE push_message",
             "DROP TABLE push_attempt",
             "CREATE INDEX push_outbox_device ON push_outbox(app_id, device_id, created_at)",
+            "DROP INDEX message_app_created",
             """
             CREATE OR REPLACE FUNCTION message_event_push() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN

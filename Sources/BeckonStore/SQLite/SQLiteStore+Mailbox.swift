@@ -101,8 +101,10 @@ extension SQLiteStore: MailboxStore {
             return AppendedMessage(message: try fetchMessage(db, appID: appID, id: id)!, positions: positions, isDuplicate: true)
         }
 
+        // The id's time is the message's creation: a window's messages are a range of ids
+        // (ShownShare+Query).
         let stored = Message(
-            id: UUID.timeOrdered().lowercaseString, appID: appID, kind: message.new.kind, payload: message.new.payload,
+            id: UUID.timeOrdered(at: Date(millisecondsSince1970: now)).lowercaseString, appID: appID, kind: message.new.kind, payload: message.new.payload,
             hints: message.new.hints, urgency: message.new.urgency,
             expiresAt: message.new.expiresAt?.truncatedToMilliseconds,
             idempotencyKey: message.new.idempotencyKey, createdAt: Date(millisecondsSince1970: now))

@@ -1,3 +1,4 @@
+import APNSCore
 import Foundation
 import GRDB
 
@@ -45,9 +46,11 @@ extension SQLiteStore: DeliveryReports {
         try await writer.read { db in
             try Row.fetchAll(
                 db, sql: ShownShare.query(
-                    app: ":app", from: ":from", to: ":to", within: ":within", messagesOf: { "json_each(\($0)) AS j" }),
+                    app: ":app", from: ":from", to: ":to", within: ":within", fromID: ":fromID", toID: ":toID",
+                    messagesOf: { "json_each(\($0)) AS j" }),
                 arguments: [
                     "app": appID, "from": from.millisecondsSince1970, "to": to.millisecondsSince1970, "within": Int64(within * 1000),
+                    "fromID": UUID.timeOrderedPrefix(at: from), "toID": UUID.timeOrderedPrefix(at: to),
                 ]
             ).map { ShownShare(strategy: $0[0], messages: $0[1], shown: $0[2]) }
         }

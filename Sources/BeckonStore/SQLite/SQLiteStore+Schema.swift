@@ -335,8 +335,10 @@ extension SQLiteStore {
         }
         migrator.registerMigration("v13-outbox-trace") { db in
             // A push's messages and attempts move onto its outbox row, written anyway: the two
-            // tables of v11 cost a burst five B-tree inserts a push (docs/trace.md, "Cost"). A
-            // message's pushes are found by its devices instead (push_outbox_device).
+            // tables of v11 cost a burst five B-tree inserts a push (docs/trace.md, "Where it
+            // comes from"). A message's pushes are found by its devices instead
+            // (push_outbox_device), a window's messages by their time-ordered ids
+            // (ShownShare+Query), not by message_app_created.
             try db.execute(sql: """
                 DROP TRIGGER IF EXISTS message_event_push;
                 -- A JSON array of the message ids the push stands for; NULL: none.
@@ -354,6 +356,7 @@ extension SQLiteStore {
                 DROP TABLE push_message;
                 DROP TABLE push_attempt;
                 CREATE INDEX push_outbox_device ON push_outbox(app_id, device_id, created_at);
+                DROP INDEX message_app_created;
                 """)
             // The event log's push trigger, now on the outbox row, comes back at once for a log
             // that is on: no push completes unlogged before the event service starts.

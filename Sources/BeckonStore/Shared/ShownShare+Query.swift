@@ -1,13 +1,17 @@
 import BeckonProtocol
 
 extension ShownShare {
-    /// Both stores' query, with each store's spelling of its four parameters (SQLite's named
-    /// `:app`, PostgreSQL's `$1`) and of `messagesOf`, a push row's message ids as rows of a
-    /// `value` column (SQLite's `json_each`, PostgreSQL's `jsonb_array_elements_text`). Each message's strategy is
-    /// that of its first push within the window (ms) after its creation (`live` with none); it
-    /// was shown when a `shown` receipt came within the window. The pushes are read by app and
-    /// time (push_outbox_app), the messages likewise (message_app_created).
-    static func query(app: String, from: String, to: String, within: String, messagesOf: (String) -> String) -> String {
+    /// Both stores' query, with each store's spelling of its parameters (SQLite's named `:app`,
+    /// PostgreSQL's `$1`) and of `messagesOf`, a push row's message ids as rows of a `value`
+    /// column (SQLite's `json_each`, PostgreSQL's `jsonb_array_elements_text`). The window's
+    /// messages are a range of their ids (`fromID`, `toID`: `UUID.timeOrderedPrefix` of its ends;
+    /// a message's id is made at its creation), found by the message table's key: an index on
+    /// their time cost every message an insert. Each message's strategy is that of its first push
+    /// within `within` (ms) after its creation (`live` with none); it was shown when a `shown`
+    /// receipt came within it. The pushes are read by app and time (push_outbox_app).
+    static func query(
+        app: String, from: String, to: String, within: String, fromID: String, toID: String, messagesOf: (String) -> String
+    ) -> String {
         """
         WITH pushed AS (
             SELECT j.value AS message_id, o.strategy, o.created_at FROM push_outbox o, \(messagesOf("o.message_ids"))
@@ -16,7 +20,7 @@ extension ShownShare {
             SELECT m.id, m.app_id, m.created_at, p.strategy,
                    row_number() OVER (PARTITION BY m.id ORDER BY p.created_at) AS n
             FROM message m LEFT JOIN pushed p ON p.message_id = m.id AND p.created_at <= m.created_at + \(within)
-            WHERE m.app_id = \(app) AND m.created_at >= \(from) AND m.created_at < \(to) AND m.kind IN (\(notifyingKinds))
+            WHERE m.id >= \(fromID) AND m.id < \(toID) AND m.app_id = \(app) AND m.kind IN (\(notifyingKinds))
         )
         SELECT strategy, count(*) AS messages, sum(shown) AS shown FROM (
             SELECT coalesce(f.strategy, 'live') AS strategy,
