@@ -1,8 +1,9 @@
 import Foundation
 
-/// What happened to a message on its way: the pushes that stood for it (linked as the planner
-/// saves them), each attempt and APNs' answer (recorded as the dispatcher completes them), and
-/// the devices' receipts. Read whole for a trace; pruned after the trace retention.
+/// What happened to a message on its way: the pushes that stood for it (their outbox rows list
+/// their messages as the planner saves them), each attempt and APNs' answer (added to the row as
+/// the dispatcher completes it), and the devices' receipts. Read whole for a trace; pruned after
+/// the trace retention.
 public protocol MessageTraceStore: Sendable {
     /// The message's records, or nil when the app has no such message.
     func traceRecords(appID: String, messageID: String) async throws -> MessageTraceRecords?
@@ -11,6 +12,7 @@ public protocol MessageTraceStore: Sendable {
     /// ignored. Returns how many were new.
     @discardableResult
     func recordReceipts(_ receipts: [MessageReceipt]) async throws -> Int
-    /// Deletes push links, attempts and receipts from before `date`; returns how many rows went.
+    /// Deletes finished pushes (their outbox rows, with their messages and attempts) and receipts
+    /// from before `date`, a bounded chunk a write; a pending push stays. Returns how many rows went.
     func pruneTrace(before date: Date) async throws -> Int
 }

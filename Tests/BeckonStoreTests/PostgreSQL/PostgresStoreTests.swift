@@ -72,6 +72,53 @@ struct PostgresStoreTests {
         }
     }
 
+    /// Migration 7 moved a push's messages and attempts from their tables (5) onto its outbox
+    /// row: a database written before keeps its traces (SQLiteStoreTests has the SQLite twin).
+    @Test func aPushsMessagesAndAttemptsMoveOntoItsOutboxRow() async throws {
+        try await withFreshPostgresDatabaseURL(url: Self.url!) { database in
+            let store = try PostgresStore(url: database, logger: Logger(label: "beckon.store.test"))
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { await store.run() }
+                defer { tasks.cancelAll() }
+                // The schema as migration 6 left it, as a node of that version wrote it.
+                try await store.execute(
+                    unsafeSQL: "CREATE TABLE beckon_migration (version integer PRIMARY KEY, applied_at bigint NOT NULL)")
+                for migration in PostgresStore.migrations where migration.version <= 6 {
+                    for statement in migration.sql { try await store.execute(unsafeSQL: statement) }
+                    try await store.execute(unsafeSQL: "INSERT INTO beckon_migration VALUES (\(migration.version), 0)")
+                }
+                for statement in [
+                    """
+                    INSERT INTO push_outbox (id, app_id, device_id, token_kind, reason, strategy, message_count, state,
+                                             attempts, next_attempt_at, created_at, sent_at, status)
+                    VALUES ('p1', 'chat', 'phone', 'remote', 'alert', 'content', 2, 'sent', 2, 0, 1000, 1011, 200),
+                           ('p2', 'chat', 'phone', 'remote', 'alert', 'content', 1, 'pending', 0, 0, 1100, NULL, NULL)
+                    """,
+                    "INSERT INTO push_message (message_id, push_id, created_at) VALUES ('m2', 'p1', 1000), ('m1', 'p1', 1000)",
+                    """
+                    INSERT INTO push_attempt (push_id, attempt, at, outcome, status, reason, unique_id)
+                    VALUES ('p1', 2, 1011, 'sent', 200, NULL, 'u-1'), ('p1', 1, 1001, 'retry', 503, 'ServiceUnavailable', NULL)
+                    """,
+                ] {
+                    try await store.execute(unsafeSQL: statement)
+                }
+                try await store.migrate()
+                var rows: [(String, String?, String?)] = []
+                for try await row in try await store.client.query(
+                    "SELECT id, message_ids::text, attempt_log::text FROM push_outbox ORDER BY id", logger: store.logger
+                ).decode((String, String?, String?).self) {
+                    rows.append(row)
+                }
+                #expect(rows.map(\.1) == [#"["m1", "m2"]"#, nil])
+                #expect(try PushAttempt.log(rows[0].2) == [
+                    PushAttempt(number: 1, at: Date(millisecondsSince1970: 1001), outcome: .retry, status: 503, reason: "ServiceUnavailable"),
+                    PushAttempt(number: 2, at: Date(millisecondsSince1970: 1011), outcome: .sent, status: 200, uniqueID: "u-1"),
+                ])
+                #expect(try PushAttempt.log(rows[1].2).isEmpty)
+            }
+        }
+    }
+
     @Test func appsAreCreatedOnceAndSaved() async throws {
         try await withStore { store in
             let id = Self.unique("chat")
